@@ -1,0 +1,153 @@
+"""DPLloyd (METHODS A1) and the improved DPLloyd of the TOPS version (A2).
+
+Privacy argument (both variants). Neighbouring relation: add/remove one tuple. In one
+iteration a tuple falls in exactly one cluster, so it changes the vector of k counts by 1 in
+L1 and the k·d coordinate sums by at most d·r in L1 (every |x_i| ≤ r). Each iteration
+releases the counts with ``Lap(1/ε_count)`` and the sums with ``Lap(d·r/ε_sum)``; that is
+``ε_count + ε_sum`` per iteration, and t iterations compose sequentially to ε.
+
+* A1 (``dplloyd``): ``ε/t`` per iteration split in proportion to sensitivity,
+  ``ε_count = (ε/t)/(dr+1)``, ``ε_sum = (ε/t)·dr/(dr+1)``, so both scales equal
+  ``b = t(dr+1)/ε``.
+* A2 (``dplloyd_improved``): ``c = (4dρ²)^(1/3)``, ``ε_count = (ε/t)·c/(d+c)`` and each
+  coordinate sum ``(ε/t)/(d+c)``, i.e. ``ε_sum = (ε/t)·d/(d+c)``; t from the ε_m rule.
+  The split is returned as a named :class:`BudgetSplit`, never as a bare tuple (diffprivlib
+  0.6.6 unpacks its tuple in the wrong order and swaps the two).
+
+Post-processing (free): a cluster whose noisy count is ≤ ``min_count`` keeps its previous
+centroid; centroids are clipped into ``[-r, r]^d``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..kernels import cluster_stats
+from ..privacy import LaplaceMechanism, Ledger
+
+
+@dataclass(frozen=True)
+class BudgetSplit:
+    """Per-iteration budgets of DPLloyd. ``count`` for the k counts (sensitivity 1) and
+    ``sum`` for the whole k×d sum matrix (sensitivity d·r); ``per_coordinate_sum = sum/d``."""
+
+    count: float
+    sum: float
+    d: int
+
+    @property
+    def per_coordinate_sum(self) -> float:
+        return self.sum / self.d
+
+    @property
+    def total(self) -> float:
+        return self.count + self.sum
+
+
+@dataclass(frozen=True)
+class DPResult:
+    """Output of one private run: centroids (k, d), its ledger, and diagnostics."""
+
+    centroids: np.ndarray
+    ledger: Ledger
+    iterations: int
+    info: Mapping[str, object]
+
+
+def sensitivity_split(epsilon_iter: float, d: int, r: float = 1.0) -> BudgetSplit:
+    """A1: split ``ε_iter`` in proportion to the sensitivities (1 : d·r)."""
+    return BudgetSplit(count=epsilon_iter / (d * r + 1), sum=epsilon_iter * d * r / (d * r + 1), d=d)
+
+
+def improved_ratio(d: int, rho: float = 0.225) -> float:
+    """A2: ``c = (4 d ρ²)^(1/3)``, the optimal count : per-coordinate-sum budget ratio."""
+    return (4.0 * d * rho**2) ** (1.0 / 3.0)
+
+
+def improved_split(epsilon_iter: float, d: int, rho: float = 0.225) -> BudgetSplit:
+    """A2: ``ε_count = ε_iter·c/(d+c)``; each coordinate sum gets ``ε_iter/(d+c)``."""
+    c = improved_ratio(d, rho)
+    return BudgetSplit(count=epsilon_iter * c / (d + c), sum=epsilon_iter * d / (d + c), d=d)
+
+
+def improved_iterations(epsilon: float, N: int, k: int, d: int, rho: float = 0.225,
+                        t_min: int = 2, t_max: int = 7) -> int:
+    """A2: ``ε_m = sqrt(500 k³/N² (d+c)³)``; ``t = int(max(min(ε/ε_m, t_max), t_min))``."""
+    c = improved_ratio(d, rho)
+    eps_m = math.sqrt(500.0 * k**3 / N**2 * (d + c) ** 3)
+    return int(max(min(epsilon / eps_m, t_max), t_min))
+
+
+def dplloyd_batch(
+    X: np.ndarray,
+    inits: np.ndarray,
+    epsilon: float,
+    noise_streams: Sequence[Mapping[str, np.random.Generator]],
+    iterations: int = 5,
+    split: str = "sensitivity",
+    rho: float = 0.225,
+    min_count: float = 0.0,
+    r: float = 1.0,
+) -> tuple[np.ndarray, Ledger]:
+    """Run R independent DPLloyd runs in one pass over the data per iteration.
+
+    X              (N, d) data in [-r, r]^d.
+    inits          (R, k, d) initial centroids, one set per run.
+    epsilon        total budget ε of *each* run.
+    noise_streams  R mappings ``{"count": Generator, "sum": Generator}``: run ρ's noise for
+                   iteration i is block i of its own stream for that mechanism.
+    iterations     t.  split: ``"sensitivity"`` (A1) or ``"improved"`` (A2, uses ``rho``).
+    Returns (centroids (R, k, d), the ledger of one run; every run spends identically).
+    """
+    C = np.array(inits, dtype=np.float64, copy=True)
+    R, k, d = C.shape
+    if len(noise_streams) != R:
+        raise ValueError(f"need one noise-stream mapping per run: {len(noise_streams)} != {R}")
+    eps_iter = epsilon / iterations
+    budget = sensitivity_split(eps_iter, d, r) if split == "sensitivity" else improved_split(
+        eps_iter, d, rho)
+    count_mech = LaplaceMechanism(budget.count, sensitivity=1.0)
+    sum_mech = LaplaceMechanism(budget.sum, sensitivity=d * r)
+    ledger = Ledger()
+    noise_count = np.stack([count_mech.noise(s["count"], (iterations, k)) for s in noise_streams])
+    noise_sum = np.stack([sum_mech.noise(s["sum"], (iterations, k, d)) for s in noise_streams])
+    for it in range(iterations):
+        counts, sums = cluster_stats(X, C)
+        ledger.record(count_mech, "cluster counts", round=it)
+        ledger.record(sum_mech, "cluster coordinate sums", round=it)
+        noisy_c = counts + noise_count[:, it]
+        noisy_s = sums + noise_sum[:, it]
+        ok = noisy_c > min_count
+        means = np.clip(noisy_s / np.where(ok, noisy_c, 1.0)[..., None], -r, r)
+        C = np.where(ok[..., None], means, C)
+    return C, ledger
+
+
+def dplloyd(X: np.ndarray, k: int, epsilon: float, init: np.ndarray,
+            rng: np.random.Generator, iterations: int = 5, min_count: float = 0.0,
+            r: float = 1.0) -> DPResult:
+    """DPLloyd (A1) from one initial set ``init`` (k, d). Noise comes from ``rng``: one child
+    stream for the counts and one for the sums (``rng.spawn(2)``)."""
+    init = np.asarray(init, dtype=np.float64).reshape(k, -1)
+    count_rng, sum_rng = rng.spawn(2)
+    C, ledger = dplloyd_batch(X, init[None], epsilon, [{"count": count_rng, "sum": sum_rng}],
+                              iterations=iterations, min_count=min_count, r=r)
+    return DPResult(C[0], ledger, iterations, {"split": "sensitivity"})
+
+
+def dplloyd_improved(X: np.ndarray, k: int, epsilon: float, init: np.ndarray,
+                     rng: np.random.Generator, rho: float = 0.225, min_count: float = 0.0,
+                     r: float = 1.0) -> DPResult:
+    """Improved DPLloyd (A2) from ``init`` (k, d; use a sphere-packing set for the paper's
+    variant): count:sum split ``(4dρ²)^(1/3) : 1`` per coordinate, t from the ε_m rule."""
+    init = np.asarray(init, dtype=np.float64).reshape(k, -1)
+    N, d = X.shape
+    t = improved_iterations(epsilon, N, k, d, rho)
+    count_rng, sum_rng = rng.spawn(2)
+    C, ledger = dplloyd_batch(X, init[None], epsilon, [{"count": count_rng, "sum": sum_rng}],
+                              iterations=t, split="improved", rho=rho, min_count=min_count, r=r)
+    return DPResult(C[0], ledger, t, {"split": "improved", "c": improved_ratio(d, rho)})

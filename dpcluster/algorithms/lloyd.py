@@ -1,0 +1,53 @@
+"""Lloyd's algorithm, batched over many initial-centroid sets, optionally on weighted points.
+
+Non-private. Used for the baseline (METHODS A0: min NICV over the 30 init sets, run to
+convergence) and, with noisy weights, as EUGkM's post-processing step (A3).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels import cluster_stats
+
+
+def lloyd_batch(
+    X: np.ndarray,
+    inits: np.ndarray,
+    weights: np.ndarray | None = None,
+    max_iter: int = 300,
+    tol: float = 0.0,
+    r: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Run Lloyd from each of R initial centroid sets until it converges.
+
+    X       (N, d) points; weights (N,) or None (all 1). Weights may be negative.
+    inits   (R, k, d) initial centroids.
+    Update  o_j = clip(S_j / W_j, −r, r) where W_j = Σ w over cluster j; a cluster whose
+            total weight is ≤ 0 keeps its previous centroid (METHODS A1/A3 ASSUMPTION).
+    Stops   a run when its largest coordinate shift is ≤ ``tol`` (with ``tol = 0`` this is
+            "no point changes cluster") or after ``max_iter`` iterations.
+    Returns (centroids (R, k, d), iterations (R,) int).
+    """
+    C = np.array(inits, dtype=np.float64, copy=True)
+    R = C.shape[0]
+    iters = np.zeros(R, dtype=np.int64)
+    active = np.arange(R)
+    for _ in range(max_iter):
+        if active.size == 0:
+            break
+        W, S = cluster_stats(X, C[active], weights)
+        old = C[active]
+        ok = W > 0
+        means = np.clip(S / np.where(ok, W, 1.0)[..., None], -r, r)
+        new = np.where(ok[..., None], means, old)
+        C[active] = new
+        iters[active] += 1
+        shift = np.abs(new - old).max(axis=(1, 2))
+        active = active[shift > tol]
+    return C, iters
+
+
+def lloyd(X: np.ndarray, init: np.ndarray, max_iter: int = 300, tol: float = 0.0) -> np.ndarray:
+    """Lloyd from one initial set ``init`` (k, d) to convergence; returns centroids (k, d)."""
+    return lloyd_batch(X, init[None], max_iter=max_iter, tol=tol)[0][0]

@@ -1,0 +1,151 @@
+"""Command line: a thin layer over :mod:`dpcluster.harness`.
+
+Exit codes: 0 success; 1 some cells failed (the others are kept); 2 bad spec, bad data
+or bad usage (one message naming file, key and value; no traceback); 130 interrupted
+(finished cells are kept and a rerun resumes).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+
+from . import data
+from .errors import DpclusterError
+
+EXIT_OK, EXIT_FAILED_RUNS, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _fail(msg: str) -> None:
+    click.echo(f"error: {msg}", err=True)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+class Progress:
+    """A one-line progress bar on stderr: cells, runs, elapsed time and ETA."""
+
+    def __init__(self, enabled: bool = True):
+        self.enabled = enabled
+        self.start = time.monotonic()
+        self.tty = sys.stderr.isatty()
+        self.last = -1.0
+
+    def __call__(self, cells_done: int, cells_total: int, runs_done: int, runs_total: int):
+        if not self.enabled:
+            return
+        now = time.monotonic() - self.start
+        frac = runs_done / runs_total if runs_total else 1.0
+        eta = now / frac * (1 - frac) if 0 < frac < 1 and now > 0 else 0.0
+        bar = "#" * int(frac * 24)
+        line = (f"[{bar:<24}] cells {cells_done}/{cells_total}  runs {runs_done:,}/{runs_total:,}"
+                f"  {now:5.1f}s  ETA {eta:5.1f}s")
+        finished = cells_done == cells_total
+        if self.tty:
+            click.echo("\r" + line + ("\n" if finished else ""), nl=False, err=True)
+        elif finished or now - self.last >= 5.0:
+            click.echo(line, err=True)
+            self.last = now
+
+
+@click.group()
+@click.version_option(package_name="dpcluster")
+def main() -> None:
+    """dpcluster: run, compare and reproduce private clustering algorithms from YAML specs."""
+
+
+@main.command()
+@click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
+@click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, None),
+              help="parallel worker processes (results do not depend on it)")
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="output folder [default: results/<spec name>]")
+@click.option("--force", is_flag=True, help="recompute cells that are already finished")
+@click.option("--dry-run", is_flag=True, help="list the cells and run counts, compute nothing")
+@click.option("--quiet", "-q", is_flag=True, help="no progress bar")
+def run(spec_path: str, jobs: int, out: str | None, force: bool, dry_run: bool, quiet: bool):
+    """Run every cell of SPEC and write tables and figures under results/<name>/."""
+    from . import harness, spec
+
+    try:
+        sp = spec.load(spec_path)
+        cells = harness.expand(sp)
+        if dry_run:
+            for c in cells:
+                click.echo(f"{c.id}  {c.n_runs:6d} runs  {c.describe()}")
+            click.echo(f"{len(cells)} cells, {sum(c.n_runs for c in cells):,} runs")
+            return
+        for ds in sp.datasets:  # load once here so data errors surface before any work
+            data.load(ds.name, **ds.kwargs)
+        report = harness.run_spec(sp, out, jobs=jobs, force=force, progress=Progress(not quiet))
+    except DpclusterError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted: finished cells are kept; rerun to resume", err=True)
+        sys.exit(130)
+    click.echo(f"{report.out}: {report.cells_computed} cells computed, "
+               f"{report.cells_resumed} reused, {len(report.failures)} failed")
+    for what, err in report.failures:
+        click.echo(f"  FAILED {what}: {err}", err=True)
+    sys.exit(EXIT_FAILED_RUNS if report.failures else EXIT_OK)
+
+
+@main.command()
+@click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
+def validate(spec_path: str):
+    """Check SPEC without running it."""
+    from . import harness, spec
+
+    try:
+        sp = spec.load(spec_path)
+    except DpclusterError as exc:
+        _fail(str(exc))
+    cells = harness.expand(sp)
+    click.echo(f"{spec_path}: ok ({len(cells)} cells, {sum(c.n_runs for c in cells):,} runs)")
+
+
+@main.command(name="list")
+def list_() -> None:
+    """List datasets, algorithms and their parameters."""
+    from .algorithms import ALGORITHMS
+
+    click.echo("Datasets:")
+    for row in data.describe():
+        click.echo(f"  {row['name']:<10} k={row['k']!s:<6} {row['label']}  [{row['source']}]"
+                   f"  params: {row['params']}")
+    click.echo("\nAlgorithms:")
+    for info in ALGORITHMS.values():
+        kind = "private" if info.private else "non-private"
+        click.echo(f"  {info.name:<17} {kind}; {info.summary}")
+        click.echo(f"    repeat (default {info.repeat_default}): {info.repeat_doc}")
+        for name, p in info.params.items():
+            choices = f" {{{', '.join(map(str, p.choices))}}}" if p.choices else ""
+            click.echo(f"    {name} = {p.default!r}{choices}: {p.doc}")
+
+
+@main.command()
+@click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
+@click.option("--out", type=click.Path(file_okay=False), default=None)
+def plot(spec_path: str, out: str | None):
+    """Redraw SPEC's figure from its saved summary.csv, without recomputing."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from . import plotting, spec
+
+    try:
+        sp = spec.load(spec_path)
+    except DpclusterError as exc:
+        _fail(str(exc))
+    folder = Path(out) if out else Path("results") / sp.name
+    table = folder / "summary.csv"
+    if not table.is_file():
+        _fail(f"{table}: no saved summary; run `dpcluster run {spec_path}` first")
+    for path in plotting.render(sp, pd.read_csv(table), folder):
+        click.echo(str(path))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+"""Dataset registry: checksummed loaders, synthetic generators and normalisation.
+
+Every dataset resolves to a :class:`Dataset` whose ``X`` is normalised to ``[-1, 1]^d``
+(METHODS A0: ``x' = 2 (x − lo)/(hi − lo) − 1``; ``lo, hi`` are treated as public bounds and
+recorded). Adding a dataset is one :class:`FileSource` (or generator) entry in ``REGISTRY``.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import DataError
+from .rng import stream
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "datasets"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A normalised dataset.
+
+    X       (N, d) float64 in [-1, 1]^d
+    lo, hi  (d,) raw per-attribute bounds used for the normalisation
+    k       the number of clusters the papers use for it
+    label   display name; stand-ins say so (e.g. "Image (stand-in: 1,837-row house)")
+    """
+
+    name: str
+    X: np.ndarray
+    k: int
+    label: str
+    lo: np.ndarray
+    hi: np.ndarray
+    standin: bool = False
+    source: str = ""
+
+    @property
+    def N(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def d(self) -> int:
+        return int(self.X.shape[1])
+
+
+def normalise(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rescale each column to [-1, 1]. Returns (X, lo, hi); constant columns map to 0."""
+    lo = raw.min(axis=0)
+    hi = raw.max(axis=0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    X = 2.0 * (raw - lo) / span - 1.0
+    X[:, hi <= lo] = 0.0
+    return np.ascontiguousarray(np.clip(X, -1.0, 1.0)), lo, hi
+
+
+@dataclass(frozen=True)
+class FileSource:
+    """A bundled data file, verified by sha256 of the stored (.gz) bytes before parsing."""
+
+    file: str
+    sha256: str
+    k: int
+    label: str
+    columns: tuple[int, int] | None = None  # (start, stop) of the feature columns
+    delimiter: str | None = ","
+    skip_header: int = 0
+    standin: bool = False
+    note: str = ""
+
+    def load(self, path: Path | None = None) -> np.ndarray:
+        path = path or DATA_DIR / self.file
+        if not path.is_file():
+            raise DataError(f"{path}: dataset file is missing (expected sha256 {self.sha256})")
+        blob = path.read_bytes()
+        digest = hashlib.sha256(blob).hexdigest()
+        if digest != self.sha256:
+            raise DataError(
+                f"{path}: checksum mismatch: sha256 is {digest}, expected {self.sha256}. "
+                "The file is corrupt or not the one in datasets/PROVENANCE.md"
+            )
+        text = gzip.decompress(blob).decode()
+        try:
+            raw = np.loadtxt(
+                io.StringIO(text), delimiter=self.delimiter, skiprows=self.skip_header, ndmin=2
+            )
+        except ValueError as exc:
+            raise DataError(f"{path}: cannot parse as numbers: {exc}") from None
+        cols = slice(*self.columns) if self.columns else slice(None)
+        return np.ascontiguousarray(raw[:, cols], dtype=np.float64)
+
+
+#: Bundled files (checksums from datasets/PROVENANCE.md; k from METHODS Table 1).
+FILES: dict[str, FileSource] = {
+    "s1": FileSource(
+        "s1.csv.gz",
+        "9564c3a4dd94f47d5f470a11bc9ae1a530e732d2273ccd56ec7d30dd263d5d5b",
+        k=15, label="S1", columns=(0, 2), skip_header=1,
+    ),
+    "image": FileSource(
+        "house_rgb_1837.txt.gz",
+        "e4cb8bb1455824b4381f677de9333dcb7212bbaae54e80bd8a807270f5600eee",
+        k=3, label="Image (stand-in: 1,837-row house)", delimiter=None, standin=True,
+        note="paper: 34,112 RGB vectors; this 1,837-row quantised file is a stand-in",
+    ),
+    "adult": FileSource(
+        "adult_numeric6.csv.gz",
+        "de2fb973b1a702fe5da6ba99421e7defe96d65165c2ed6f1483e274c3278eedf",
+        k=5, label="Adult-num", skip_header=1,
+    ),
+    "lifesci": FileSource(
+        "lifesci_ds1.10.csv.gz",
+        "7f5d9ebcdc319d246cbe3e3c8b5eaa7a863da243bde073541ba1859a1814f2aa",
+        k=3, label="Lifesci", columns=(0, 10),
+    ),
+    "gowalla": FileSource(
+        "gowalla_subset_liu2017_unique_latlon.csv.gz",
+        "e6a61b6380d3c86b60eb4ac3f00ae33b2d5dcc2f728eb76af28430979fe39767",
+        k=5, label="Gowalla (stand-in: 32,229-row subset)", skip_header=1, standin=True,
+        note="paper: 107,091 unique SNAP locations; this Liu et al. 2017 subset is a stand-in",
+    ),
+}
+
+#: Parameters each generator accepts, with defaults (validated by spec.py).
+SYNTHETIC_PARAMS = {"N": 10_000, "k": 5, "d": 2, "seed": 0}
+
+
+def sphere_packing(k: int, d: int, rng: np.random.Generator, r: float = 1.0,
+                   max_rejections: int = 100) -> tuple[np.ndarray, float]:
+    """k centres in [-r, r]^d pairwise ≥ 2a apart (METHODS A0, diffprivlib's ``_init_centers``).
+
+    Start with ``a = r``; draw candidates uniformly in ``[-r + a, r − a]^d``; accept one if it
+    is ≥ 2a from every accepted centre; after ``max_rejections`` consecutive rejections halve
+    ``a`` and restart. Returns (centres (k, d), final a). Data-independent, so free.
+    """
+    a = r
+    while True:
+        centres: list[np.ndarray] = []
+        rejections = 0
+        while len(centres) < k and rejections < max_rejections:
+            cand = rng.uniform(-r + a, r - a, size=d)
+            if all(np.linalg.norm(cand - c) >= 2 * a for c in centres):
+                centres.append(cand)
+                rejections = 0
+            else:
+                rejections += 1
+        if len(centres) == k:
+            return np.array(centres), a
+        a /= 2.0
+
+
+def synthetic(N: int, k: int, d: int, seed: int) -> Dataset:
+    """k equal-size isotropic Gaussian clusters in [-1, 1]^d (METHODS A0 generator).
+
+    Means from :func:`sphere_packing` (final radius ``a``), per-coordinate standard deviation
+    ``σ = a / (3√d)``, points clipped into the domain. Already in [-1, 1]^d, so not rescaled.
+    """
+    rng = stream(seed, "synthetic", N, k, d)
+    means, a = sphere_packing(k, d, rng)
+    sigma = a / (3.0 * np.sqrt(d))
+    sizes = np.full(k, N // k)
+    sizes[: N - sizes.sum()] += 1
+    X = np.concatenate([rng.normal(means[j], sigma, size=(sizes[j], d)) for j in range(k)])
+    X = np.ascontiguousarray(np.clip(X, -1.0, 1.0))
+    ones = np.ones(d)
+    return Dataset(f"synthetic(N={N},k={k},d={d},seed={seed})", X, k,
+                   f"Synthetic k={k} d={d}", -ones, ones, source="generator, METHODS A0")
+
+
+def names() -> list[str]:
+    return sorted([*FILES, "synthetic"])
+
+
+def describe() -> list[dict]:
+    """One row per registry entry, for ``dpcluster list``."""
+    rows = [{"name": n, "k": f.k, "label": f.label, "source": f"datasets/{f.file}",
+             "params": "k (override)"} for n, f in FILES.items()]
+    rows.append({"name": "synthetic", "k": "param", "label": "Gaussian blobs (METHODS A0)",
+                 "source": "generator",
+                 "params": ", ".join(f"{p}={v}" for p, v in SYNTHETIC_PARAMS.items())})
+    return rows
+
+
+@functools.lru_cache(maxsize=32)
+def _load_file_cached(name: str) -> Dataset:
+    src = FILES[name]
+    X, lo, hi = normalise(src.load())
+    return Dataset(name, X, src.k, src.label, lo, hi, src.standin, f"datasets/{src.file}")
+
+
+@functools.lru_cache(maxsize=128)
+def _synthetic_cached(N: int, k: int, d: int, seed: int) -> Dataset:
+    return synthetic(N, k, d, seed)
+
+
+def load(name: str, **params) -> Dataset:
+    """Load a registry dataset by name. ``params``: ``k`` override, or synthetic's N/k/d/seed."""
+    if name == "synthetic":
+        p = {**SYNTHETIC_PARAMS, **params}
+        return _synthetic_cached(int(p["N"]), int(p["k"]), int(p["d"]), int(p["seed"]))
+    if name not in FILES:
+        raise DataError(f"unknown dataset {name!r}; known: {', '.join(names())}")
+    ds = _load_file_cached(name)
+    if "k" in params and int(params["k"]) != ds.k:
+        ds = Dataset(ds.name, ds.X, int(params["k"]), ds.label, ds.lo, ds.hi, ds.standin,
+                     ds.source)
+    return ds

@@ -1,0 +1,77 @@
+"""Pure numba kernels plus thin NumPy-facing wrappers that allocate their outputs.
+
+Wrappers take centroids in the API layout ``(R, k, d)`` (or ``(k, d)`` for one set) and
+handle the kernel layout ``(k, d, R)`` internally.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .assign import accumulate_batched, assign_labels, sse_batched
+from .grid import cell_centres, grid_counts
+
+
+def _runs_last(C: np.ndarray) -> np.ndarray:
+    """(R, k, d) -> contiguous (k, d, R)."""
+    return np.ascontiguousarray(np.transpose(C, (1, 2, 0)))
+
+
+def _as_points(X: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def cluster_stats(
+    X: np.ndarray, C: np.ndarray, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-cluster (weighted) counts and coordinate sums for a batch of centroid sets.
+
+    X (N, d); C (R, k, d) or (k, d); weights (N,) or None (all ones).
+    Returns counts (R, k) and sums (R, k, d), or (k,) and (k, d) for a single set.
+    """
+    single = C.ndim == 2
+    Cb = C[None] if single else C
+    X = _as_points(X)
+    w = np.ones(X.shape[0]) if weights is None else np.ascontiguousarray(weights, np.float64)
+    R, k, d = Cb.shape
+    counts = np.empty((k, R))
+    sums = np.empty((k, d, R))
+    accumulate_batched(X, w, _runs_last(Cb.astype(np.float64)), counts, sums)
+    counts_r, sums_r = counts.T.copy(), np.transpose(sums, (2, 0, 1)).copy()
+    return (counts_r[0], sums_r[0]) if single else (counts_r, sums_r)
+
+
+def sse(X: np.ndarray, C: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray | float:
+    """Σ_x w_x min_j ||x − o^j||² for each centroid set. C (R, k, d) -> (R,); (k, d) -> float."""
+    single = C.ndim == 2
+    Cb = C[None] if single else C
+    X = _as_points(X)
+    w = np.ones(X.shape[0]) if weights is None else np.ascontiguousarray(weights, np.float64)
+    out = np.empty(Cb.shape[0])
+    sse_batched(X, w, _runs_last(Cb.astype(np.float64)), out)
+    return float(out[0]) if single else out
+
+
+def nicv(X: np.ndarray, C: np.ndarray) -> np.ndarray | float:
+    """Normalised intra-cluster variance, METHODS A0: (1/N) Σ_j Σ_{x∈O^j} ||x − o^j||².
+
+    X (N, d) normalised data; C (R, k, d) -> (R,) or (k, d) -> float. Empty clusters add 0.
+    """
+    return sse(X, C) / X.shape[0]
+
+
+def labels(X: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """Nearest-centroid index (N,) int64 of every point for one centroid set C (k, d)."""
+    out = np.empty(X.shape[0], np.int64)
+    assign_labels(_as_points(X), np.ascontiguousarray(C, np.float64), out)
+    return out
+
+
+def grid_histogram(X: np.ndarray, m: int, r: float = 1.0) -> np.ndarray:
+    """Cell counts n_c (m^d,) float64 of the uniform grid on [-r, r]^d (C order)."""
+    out = np.zeros(int(m) ** X.shape[1])
+    grid_counts(_as_points(X), int(m), float(r), out)
+    return out
+
+
+__all__ = ["cell_centres", "cluster_stats", "grid_histogram", "labels", "nicv", "sse"]

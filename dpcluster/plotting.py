@@ -1,0 +1,109 @@
+"""Figures drawn from ``summary.csv`` only — no computation, so ``dpcluster plot`` can redraw.
+
+Kinds:
+* ``nicv_vs_epsilon``: one panel per dataset, NICV (mean, 95% CI band) vs ε on a log x
+  axis, one line per private variant, the Lloyd baseline (min over init sets) as a dashed
+  horizontal line. Stand-in datasets carry "(stand-in …)" in the panel title.
+* ``gap_vs_param``: one panel per dataset parameter in ``plot.x`` (k, d): the mean of
+  NICV(method) − NICV(baseline of the same dataset), averaged over the other parameters.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from .results import atomic_write_bytes  # noqa: E402
+
+
+def _baseline(summary: pd.DataFrame) -> pd.Series:
+    """Per dataset: the min NICV of the non-private Lloyd runs (METHODS A0 baseline)."""
+    base = summary[summary["algorithm"] == "lloyd"]
+    return base.groupby("dataset")["min"].min()
+
+
+def _save(fig, out: Path, stem: str) -> list[Path]:
+    import io
+
+    paths = []
+    for ext in ("png", "pdf"):
+        buf = io.BytesIO()
+        meta = {"CreationDate": None} if ext == "pdf" else {"Software": None}
+        fig.savefig(buf, format=ext, dpi=150, bbox_inches="tight", metadata=meta)
+        path = out / f"{stem}.{ext}"
+        atomic_write_bytes(path, buf.getvalue())
+        paths.append(path)
+    plt.close(fig)
+    return paths
+
+
+def nicv_vs_epsilon(summary: pd.DataFrame, out: Path, stem: str, title: str = "",
+                    log_y: bool = True) -> list[Path]:
+    datasets = list(dict.fromkeys(summary["dataset"]))
+    base = _baseline(summary)
+    ncols = min(3, len(datasets))
+    nrows = math.ceil(len(datasets) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
+    for ax, ds in zip(axes.flat, datasets):
+        sub = summary[(summary["dataset"] == ds) & np.isfinite(summary["epsilon"])]
+        for variant, g in sub.groupby("variant", sort=False):
+            g = g.sort_values("epsilon")
+            ax.plot(g["epsilon"], g["mean"], marker="o", ms=3, label=variant)
+            ax.fill_between(g["epsilon"], g["ci95_low"], g["ci95_high"], alpha=0.2)
+        if ds in base.index:
+            ax.axhline(base[ds], color="k", ls="--", lw=1, label="baseline (Lloyd, min)")
+        label = summary.loc[summary["dataset"] == ds, "dataset_label"].iloc[0]
+        ax.set_title(label, fontsize=10)
+        ax.set_xscale("log")
+        if log_y:
+            ax.set_yscale("log")
+        ax.set_xlabel("ε")
+        ax.set_ylabel("NICV")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(datasets):]:
+        ax.set_visible(False)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return _save(fig, out, stem)
+
+
+def gap_vs_param(summary: pd.DataFrame, out: Path, stem: str, xs: tuple[str, ...],
+                 title: str = "", log_y: bool = False) -> list[Path]:
+    base = _baseline(summary)
+    priv = summary[np.isfinite(summary["epsilon"]) & summary["dataset"].isin(base.index)].copy()
+    priv["gap"] = priv["mean"] - priv["dataset"].map(base)
+    fig, axes = plt.subplots(1, len(xs), figsize=(5 * len(xs), 3.8), squeeze=False)
+    for ax, x in zip(axes.flat, xs):
+        for (variant, eps), g in priv.groupby(["variant", "epsilon"], sort=False):
+            m = g.groupby(x)["gap"].mean().sort_index()
+            ax.plot(m.index, m.values, marker="o", ms=3, label=f"{variant}, ε={eps:g}")
+        ax.set_xlabel(x)
+        ax.set_ylabel("NICV − baseline")
+        if log_y:
+            ax.set_yscale("log")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return _save(fig, out, stem)
+
+
+def render(spec, summary: pd.DataFrame, out: Path) -> list[Path]:
+    """Draw the spec's figure from its summary table into ``out/figure.{png,pdf}``."""
+    kind = spec.plot.kind
+    title = spec.plot.title or spec.name
+    if kind == "nicv_vs_epsilon":
+        return nicv_vs_epsilon(summary, out, "figure", title, spec.plot.log_y)
+    if kind == "gap_vs_param":
+        return gap_vs_param(summary, out, "figure", spec.plot.x, title, spec.plot.log_y)
+    return []

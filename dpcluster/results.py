@@ -1,0 +1,101 @@
+"""Tidy result tables, atomic writes and run metadata.
+
+Layout of ``results/<spec name>/``::
+
+    cells/<cell id>.csv   one row per run of one cell (written atomically)
+    cells/<cell id>.json  the cell's identity, ledger and timing (written after the csv;
+                          its presence marks the cell finished, so a resumed run skips it)
+    runs.csv              every run of the spec, in spec order
+    summary.csv           per dataset × algorithm variant × ε: n, mean, std, 95% CI, min, max
+    meta.json             spec, spec hash, versions, git commit, start/end (written last)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+GROUP = ["dataset", "dataset_label", "standin", "N", "d", "k", "algorithm", "variant",
+         "params", "epsilon"]
+#: two-sided 97.5% Student-t quantiles for df = 1..30; beyond that the normal 1.96.
+_T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+         2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_bytes(path: Path, blob: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(blob)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def to_csv(df: pd.DataFrame) -> str:
+    """Deterministic CSV text (shortest round-trip floats, '\\n' line ends)."""
+    return df.to_csv(index=False, lineterminator="\n")
+
+
+def cell_paths(out: Path, cell_id: str) -> tuple[Path, Path]:
+    return out / "cells" / f"{cell_id}.csv", out / "cells" / f"{cell_id}.json"
+
+
+def write_cell(out: Path, cell_id: str, rows: pd.DataFrame, meta: dict) -> None:
+    csv_path, json_path = cell_paths(out, cell_id)
+    atomic_write_text(csv_path, to_csv(rows))
+    atomic_write_text(json_path, json.dumps(meta, indent=1, sort_keys=True, default=str))
+
+
+def cell_done(out: Path, cell_id: str) -> bool:
+    csv_path, json_path = cell_paths(out, cell_id)
+    return csv_path.is_file() and json_path.is_file()
+
+
+def read_cell(out: Path, cell_id: str) -> pd.DataFrame:
+    return pd.read_csv(cell_paths(out, cell_id)[0], keep_default_na=False, na_values=[""])
+
+
+def t975(n: int) -> float:
+    df = n - 1
+    return _T975[df - 1] if 1 <= df <= len(_T975) else 1.959964
+
+
+def summarise(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset × variant × ε: n, mean, std (ddof 1), Student-t 95% CI, min, max of NICV."""
+    rows = []
+    for key, g in runs.groupby(GROUP, sort=False, dropna=False):
+        v = g["nicv"].to_numpy(dtype=float)
+        n = len(v)
+        mean = float(np.mean(v))
+        std = float(np.std(v, ddof=1)) if n > 1 else 0.0
+        half = t975(n) * std / math.sqrt(n) if n > 1 else 0.0
+        rows.append({**dict(zip(GROUP, key)), "n": n, "mean": mean, "std": std,
+                     "ci95_low": mean - half, "ci95_high": mean + half,
+                     "min": float(np.min(v)), "max": float(np.max(v)),
+                     "epsilon_spent_max": float(g["epsilon_spent"].max())})
+    return pd.DataFrame(rows)

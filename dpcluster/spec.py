@@ -1,0 +1,295 @@
+"""YAML spec -> frozen, validated objects, once, at the edge.
+
+Every problem raises :class:`SpecError` naming the file, the key path and the value, with
+"did you mean" for unknown keys. Lists inside ``datasets[].params`` and
+``algorithms[].params`` are sweeps: they expand into one entry per combination.
+
+Example::
+
+    name: fig1-s1
+    seed: 20150422
+    datasets: [{name: s1}]
+    epsilon: [0.05, 0.1, 0.5, 1.0]
+    init: {sets: 30, method: uniform}
+    algorithms:
+      - {name: lloyd}
+      - {name: dplloyd, repeat: 100, params: {iterations: 5}}
+      - {name: eugkm, repeat: 10, params: {theta: 10}}
+    metrics: [nicv]
+    plot: {kind: nicv_vs_epsilon, log_y: true}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import data
+from .algorithms.init import INIT_METHODS
+from .algorithms.registry import ALGORITHMS, Param
+from .errors import SpecError, did_you_mean
+from .rng import canonical
+
+TOP_KEYS = {"name", "seed", "description", "datasets", "algorithms", "epsilon", "init",
+            "metrics", "plot"}
+REQUIRED = ("name", "seed", "datasets", "algorithms")
+METRICS = ("nicv",)
+PLOT_KINDS = ("nicv_vs_epsilon", "gap_vs_param", "none")
+PLOT_KEYS = {"kind", "log_y", "x", "title"}
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    name: str
+    params: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def kwargs(self) -> dict:
+        return dict(self.params)
+
+    @property
+    def key(self) -> str:
+        """Stable display and identity key, e.g. ``s1`` or ``synthetic(N=2000,d=3,k=4)``."""
+        if not self.params:
+            return self.name
+        return f"{self.name}({','.join(f'{k}={v}' for k, v in self.params)})"
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    name: str
+    params: tuple[tuple[str, Any], ...]
+    repeat: int
+    defaults_overridden: tuple[str, ...] = ()
+
+    @property
+    def kwargs(self) -> dict:
+        return dict(self.params)
+
+    @property
+    def variant(self) -> str:
+        """Display label: the name plus the parameters the spec set explicitly."""
+        kw = self.kwargs
+        shown = ", ".join(f"{p}={kw[p]}" for p in self.defaults_overridden)
+        return f"{self.name}({shown})" if shown else self.name
+
+
+@dataclass(frozen=True)
+class InitSpec:
+    sets: int = 30
+    method: str = "uniform"
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    kind: str = "nicv_vs_epsilon"
+    log_y: bool = True
+    x: tuple[str, ...] = ()
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    seed: int
+    description: str
+    datasets: tuple[DatasetSpec, ...]
+    algorithms: tuple[AlgorithmSpec, ...]
+    epsilon: tuple[float, ...]
+    init: InitSpec
+    metrics: tuple[str, ...]
+    plot: PlotSpec
+    path: str
+    raw: dict
+
+    @property
+    def hash(self) -> str:
+        return hashlib.sha256(canonical(self.raw).encode()).hexdigest()
+
+
+def _check_keys(file: str, where: str, mapping: dict, allowed: set[str]) -> None:
+    for key in mapping:
+        if key not in allowed:
+            path = f"{where}.{key}" if where else str(key)
+            raise SpecError(file, path, mapping[key], "unknown key",
+                            did_you_mean(str(key), allowed))
+
+
+def _mapping(file: str, where: str, value: Any) -> dict:
+    if not isinstance(value, dict):
+        raise SpecError(file, where, value, "must be a mapping (key: value)")
+    return value
+
+
+def _int(file: str, where: str, value: Any, minimum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SpecError(file, where, value, "must be an integer")
+    if minimum is not None and value < minimum:
+        raise SpecError(file, where, value, f"must be >= {minimum}")
+    return value
+
+
+def _coerce(file: str, where: str, value: Any, p: Param) -> Any:
+    if p.kind is bool:
+        if not isinstance(value, bool):
+            raise SpecError(file, where, value, "must be true or false")
+    elif p.kind is int:
+        value = _int(file, where, value)
+    elif p.kind is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise SpecError(file, where, value, "must be a number")
+        value = float(value)
+    elif p.kind is str and not isinstance(value, str):
+        raise SpecError(file, where, value, "must be a string")
+    if p.choices is not None and value not in p.choices:
+        raise SpecError(file, where, value, "is not an allowed value",
+                        did_you_mean(str(value), [str(c) for c in p.choices]))
+    if p.minimum is not None and value < p.minimum:
+        raise SpecError(file, where, value, f"must be >= {p.minimum}")
+    return value
+
+
+def _expand(file: str, where: str, params: dict, table: dict[str, Param]) -> list[dict]:
+    """Validate ``params`` against ``table`` and expand list values into a cartesian grid."""
+    _check_keys(file, where, params, set(table))
+    axes = []
+    for key, value in params.items():
+        values = value if isinstance(value, list) else [value]
+        if not values:
+            raise SpecError(file, f"{where}.{key}", value, "an empty sweep list")
+        axes.append([(key, _coerce(file, f"{where}.{key}", v, table[key])) for v in values])
+    return [dict(combo) for combo in itertools.product(*axes)] if axes else [{}]
+
+
+def _datasets(file: str, raw: Any) -> tuple[DatasetSpec, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise SpecError(file, "datasets", raw, "must be a non-empty list")
+    out: list[DatasetSpec] = []
+    for n, entry in enumerate(raw):
+        where = f"datasets[{n}]"
+        entry = _mapping(file, where, entry)
+        _check_keys(file, where, entry, {"name", "params"})
+        name = entry.get("name")
+        if name not in data.names():
+            raise SpecError(file, f"{where}.name", name, "unknown dataset",
+                            did_you_mean(str(name), data.names()))
+        if name == "synthetic":
+            table = {p: Param(v, int, "", minimum=1 if p != "seed" else 0)
+                     for p, v in data.SYNTHETIC_PARAMS.items()}
+            table["k"] = Param(5, int, "", minimum=2)
+            table["d"] = Param(2, int, "", minimum=1)
+        else:
+            table = {"k": Param(data.FILES[name].k, int, "", minimum=2)}
+        params = _mapping(file, f"{where}.params", entry.get("params", {}) or {})
+        for combo in _expand(file, f"{where}.params", params, table):
+            out.append(DatasetSpec(name, tuple(sorted(combo.items()))))
+    return tuple(out)
+
+
+def _algorithms(file: str, raw: Any) -> tuple[AlgorithmSpec, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise SpecError(file, "algorithms", raw, "must be a non-empty list")
+    out: list[AlgorithmSpec] = []
+    for n, entry in enumerate(raw):
+        where = f"algorithms[{n}]"
+        entry = _mapping(file, where, entry)
+        _check_keys(file, where, entry, {"name", "params", "repeat"})
+        name = entry.get("name")
+        if name not in ALGORITHMS:
+            raise SpecError(file, f"{where}.name", name, "unknown algorithm",
+                            did_you_mean(str(name), ALGORITHMS))
+        info = ALGORITHMS[name]
+        repeat = _int(file, f"{where}.repeat", entry.get("repeat", info.repeat_default), 1)
+        params = _mapping(file, f"{where}.params", entry.get("params", {}) or {})
+        for combo in _expand(file, f"{where}.params", params, info.params):
+            full = {p: combo.get(p, spec.default) for p, spec in info.params.items()}
+            out.append(AlgorithmSpec(name, tuple(sorted(full.items())), repeat,
+                                     tuple(sorted(combo))))
+    return tuple(out)
+
+
+def _epsilons(file: str, raw: Any, needed: bool) -> tuple[float, ...]:
+    if raw is None:
+        if needed:
+            raise SpecError(file, "epsilon", raw, "is required when a private algorithm runs")
+        return ()
+    values = raw if isinstance(raw, list) else [raw]
+    out = []
+    for n, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (
+                v > 0 and math.isfinite(v)):
+            raise SpecError(file, f"epsilon[{n}]", v, "must be a positive finite number")
+        out.append(float(v))
+    if len(set(out)) != len(out):
+        raise SpecError(file, "epsilon", raw, "has duplicate values")
+    return tuple(out)
+
+
+def parse(raw: Any, file: str = "<spec>") -> Spec:
+    """Validate a loaded YAML document into a :class:`Spec`."""
+    raw = _mapping(file, "(top level)", raw)
+    _check_keys(file, "", raw, TOP_KEYS)
+    for key in REQUIRED:
+        if key not in raw:
+            raise SpecError(file, key, None, "is required")
+    name = raw["name"]
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9._-]+", name):
+        raise SpecError(file, "name", name, "must be a non-empty string of letters, digits, "
+                        "'.', '_' or '-' (it names the results folder)")
+    seed = _int(file, "seed", raw["seed"], 0)
+    datasets = _datasets(file, raw["datasets"])
+    algorithms = _algorithms(file, raw["algorithms"])
+    epsilon = _epsilons(file, raw.get("epsilon"),
+                        any(ALGORITHMS[a.name].private for a in algorithms))
+    init_raw = _mapping(file, "init", raw.get("init", {}) or {})
+    _check_keys(file, "init", init_raw, {"sets", "method"})
+    init = InitSpec(_int(file, "init.sets", init_raw.get("sets", 30), 1),
+                    init_raw.get("method", "uniform"))
+    if init.method not in INIT_METHODS:
+        raise SpecError(file, "init.method", init.method, "unknown init method",
+                        did_you_mean(str(init.method), INIT_METHODS))
+    metrics = raw.get("metrics", ["nicv"])
+    if not isinstance(metrics, list):
+        raise SpecError(file, "metrics", metrics, "must be a list")
+    for n, m in enumerate(metrics):
+        if m not in METRICS:
+            raise SpecError(file, f"metrics[{n}]", m, "unknown metric", did_you_mean(str(m), METRICS))
+    plot_raw = _mapping(file, "plot", raw.get("plot", {}) or {})
+    _check_keys(file, "plot", plot_raw, PLOT_KEYS)
+    kind = plot_raw.get("kind", "nicv_vs_epsilon")
+    if kind not in PLOT_KINDS:
+        raise SpecError(file, "plot.kind", kind, "unknown plot kind", did_you_mean(str(kind), PLOT_KINDS))
+    x = plot_raw.get("x", [])
+    x = [x] if isinstance(x, str) else x
+    if kind == "gap_vs_param" and (not x or any(v not in ("k", "d") for v in x)):
+        raise SpecError(file, "plot.x", plot_raw.get("x"), "gap_vs_param needs x: a list of "
+                        "dataset parameters among 'k', 'd'")
+    log_y = plot_raw.get("log_y", True)
+    if not isinstance(log_y, bool):
+        raise SpecError(file, "plot.log_y", log_y, "must be true or false")
+    plot = PlotSpec(kind, log_y, tuple(x), str(plot_raw.get("title", "")))
+    description = str(raw.get("description", ""))
+    return Spec(name, seed, description, datasets, algorithms, epsilon, init, tuple(metrics),
+                plot, file, raw)
+
+
+def load(path: str | Path) -> Spec:
+    """Read and validate a spec file."""
+    path = Path(path)
+    file = str(path)
+    if not path.is_file():
+        raise SpecError(file, "(file)", file, "spec file not found")
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
+        raise SpecError(file, where, getattr(exc, "problem", str(exc)), "is not valid YAML") from None
+    return parse(raw, file)
