@@ -37,5 +37,9 @@ def cell_centres(m: int, d: int, r: float = 1.0) -> np.ndarray:
     Returns (m^d, d) float64 with coordinate ``-r + (j + 0.5) * (2r/m)`` along each axis.
     """
     axis = -r + (np.arange(m) + 0.5) * (2.0 * r / m)
-    mesh = np.meshgrid(*([axis] * d), indexing="ij")
-    return np.ascontiguousarray(np.stack([g.ravel() for g in mesh], axis=1))
+    index = np.arange(m**d)
+    out = np.empty((m**d, d))
+    for i in range(d - 1, -1, -1):  # C order: the last axis varies fastest
+        out[:, i] = axis[index % m]
+        index //= m
+    return out

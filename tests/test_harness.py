@@ -1,0 +1,160 @@
+"""End to end: outputs, resume after a crash, and identical results for any --jobs."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from dpcluster import harness, results, spec
+
+TINY = {"name": "tiny", "seed": 11,
+        "datasets": [{"name": "synthetic", "params": {"N": 600, "k": 3, "d": 2}}, {"name": "s1"}],
+        "epsilon": [0.5, 2.0], "init": {"sets": 3},
+        "algorithms": [{"name": "lloyd"}, {"name": "dplloyd", "repeat": 4},
+                       {"name": "dplloyd_improved", "repeat": 2},
+                       {"name": "eugkm", "repeat": 2}],
+        "plot": {"kind": "nicv_vs_epsilon"}}
+TIMING = ["wall_time_s"]
+
+
+def _spec(tmp_path, **changes) -> spec.Spec:
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump({**TINY, **changes}))
+    return spec.load(path)
+
+
+def test_outputs_exist_and_hold_numbers(tmp_path):
+    sp = _spec(tmp_path)
+    rep = harness.run_spec(sp, tmp_path / "out")
+    out = tmp_path / "out"
+    for name in ("runs.csv", "summary.csv", "meta.json", "figure.png", "figure.pdf"):
+        assert (out / name).is_file(), name
+    runs = pd.read_csv(out / "runs.csv")
+    assert len(runs) == sum(c.n_runs for c in harness.expand(sp)) == 2 * (3 + 2 * (12 + 6 + 2))
+    assert runs["nicv"].between(0, 8).all()
+    assert (runs["epsilon_spent"] <= runs["epsilon"] * (1 + 1e-12)).all()
+    summary = pd.read_csv(out / "summary.csv")
+    assert set(summary.columns) >= {"mean", "std", "ci95_low", "ci95_high", "n"}
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["spec_hash"] == sp.hash and "numba" in meta["versions"]
+    assert rep.failures == []
+
+
+def test_resume_after_crash_repeats_no_finished_cell(tmp_path, monkeypatch):
+    sp = _spec(tmp_path)
+    clean = harness.run_spec(sp, tmp_path / "clean")
+    crashed = tmp_path / "crashed"
+    real_write = results.write_cell
+    written = []
+
+    def dying_write(out, cell_id, rows, meta):
+        if len(written) == 5:
+            raise KeyboardInterrupt  # the process is killed half-way
+        real_write(out, cell_id, rows, meta)
+        written.append(cell_id)
+
+    monkeypatch.setattr(results, "write_cell", dying_write)
+    with pytest.raises(KeyboardInterrupt):
+        harness.run_spec(sp, crashed)
+    monkeypatch.setattr(results, "write_cell", real_write)
+    computed = []
+    real_run = harness.run_cell
+    monkeypatch.setattr(harness, "run_cell", lambda c, *a: computed.append(c.id) or real_run(c, *a))
+    rep = harness.run_spec(sp, crashed)
+    assert rep.cells_resumed == 5 and not set(computed) & set(written)
+    assert len(computed) == rep.cells_total - 5
+    assert (crashed / "summary.csv").read_bytes() == (clean.out / "summary.csv").read_bytes()
+    # no stray temporary files are left behind
+    assert not list(crashed.rglob("*.tmp"))
+    # a third run computes nothing; --force recomputes everything
+    assert harness.run_spec(sp, crashed).cells_computed == 0
+    assert harness.run_spec(sp, crashed, force=True).cells_computed == rep.cells_total
+
+
+def test_same_bytes_for_any_jobs(tmp_path):
+    sp = _spec(tmp_path)
+    one = harness.run_spec(sp, tmp_path / "j1", jobs=1)
+    two = harness.run_spec(sp, tmp_path / "j2", jobs=2)
+    assert (one.out / "summary.csv").read_bytes() == (two.out / "summary.csv").read_bytes()
+    r1 = pd.read_csv(one.out / "runs.csv").drop(columns=TIMING)
+    r2 = pd.read_csv(two.out / "runs.csv").drop(columns=TIMING)
+    pd.testing.assert_frame_equal(r1, r2)
+    assert results.to_csv(r1) == results.to_csv(r2)
+
+
+def test_streams_depend_on_identity_not_repeat_count(tmp_path):
+    a = harness.run_spec(_spec(tmp_path), tmp_path / "a").runs
+    more = [dict(x, repeat=x.get("repeat", 1) * 2) if x["name"] == "dplloyd" else x
+            for x in TINY["algorithms"]]
+    b = harness.run_spec(_spec(tmp_path, algorithms=more), tmp_path / "b").runs
+    key = ["dataset", "algorithm", "epsilon", "init", "rep"]
+    merged = a[a.algorithm == "dplloyd"].merge(b, on=key, suffixes=("", "_b"))
+    assert len(merged) == (a.algorithm == "dplloyd").sum()
+    assert (merged["nicv"] == merged["nicv_b"]).all()
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "dpcluster.cli", *args], capture_output=True,
+                          text=True, cwd=cwd)
+
+
+def test_cli_bad_spec_exit_2_without_traceback(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump({**TINY, "algorithms": [{"name": "dplloyd", "repat": 3}]}))
+    proc = _cli("run", str(path))
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert str(path) in proc.stderr and "algorithms[0].repat" in proc.stderr
+    assert "Did you mean 'repeat'" in proc.stderr
+
+
+def test_cli_validate_list_dry_run_and_plot(tmp_path):
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(TINY))
+    assert _cli("validate", str(path)).returncode == 0
+    listing = _cli("list")
+    assert listing.returncode == 0 and "eugkm" in listing.stdout and "theta" in listing.stdout
+    dry = _cli("run", str(path), "--dry-run")
+    assert dry.returncode == 0 and "cells" in dry.stdout
+    assert not (tmp_path / "results").exists()
+    out = tmp_path / "o"
+    assert _cli("run", str(path), "--out", str(out), "-q").returncode == 0
+    (out / "figure.png").unlink()
+    assert _cli("plot", str(path), "--out", str(out)).returncode == 0
+    assert (out / "figure.png").is_file()
+
+
+def test_cli_failed_cell_exit_1_keeps_the_rest(tmp_path):
+    # θ = 1e-6 asks for a ~10^9-cell grid, above max_cells: that cell fails, Lloyd is kept
+    raw = {**TINY, "datasets": [{"name": "synthetic", "params": {"N": 300, "k": 2, "d": 2}}],
+           "algorithms": [{"name": "lloyd"}, {"name": "eugkm", "repeat": 1,
+                                              "params": {"theta": 1e-6}}],
+           "epsilon": [1.0]}
+    path = tmp_path / "fail.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    out = tmp_path / "o"
+    proc = _cli("run", str(path), "--out", str(out), "-q")
+    assert proc.returncode == 1, proc.stderr
+    assert "FAILED" in proc.stderr and "max_cells" in proc.stderr
+    runs = pd.read_csv(out / "runs.csv")
+    assert set(runs["algorithm"]) == {"lloyd"}
+
+
+def test_data_checksum_and_missing_file_errors(tmp_path):
+    from dpcluster import data
+    from dpcluster.errors import DataError
+
+    src = data.FILES["s1"]
+    bad = tmp_path / "s1.csv.gz"
+    bad.write_bytes(b"not the file")
+    with pytest.raises(DataError, match="checksum mismatch"):
+        src.load(bad)
+    with pytest.raises(DataError, match="missing"):
+        src.load(tmp_path / "absent.csv.gz")
+    ds = data.load("s1")
+    assert ds.X.shape == (5000, 2) and ds.k == 15 and abs(ds.X).max() == 1.0
+    assert data.load("image").standin and "stand-in" in data.load("gowalla").label

@@ -1,0 +1,135 @@
+"""Every kernel against its NumPy oracle, including the corner cases."""
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from dpcluster import kernels
+from tests import naive
+
+
+def _check_stats(X, C, w=None):
+    counts, sums = kernels.cluster_stats(X, C, w)
+    ref_c, ref_s = naive.cluster_stats(X, C, w)
+    np.testing.assert_allclose(counts, ref_c, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(sums, ref_s, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("N,d,k", [(500, 2, 15), (300, 6, 5), (200, 10, 3), (100, 13, 4),
+                                    (50, 1, 2)])
+def test_cluster_stats_random(rng, N, d, k):
+    X = rng.uniform(-1, 1, (N, d))
+    _check_stats(X, rng.uniform(-1, 1, (k, d)))
+
+
+def test_cluster_stats_batched_equals_per_run(rng):
+    X = rng.uniform(-1, 1, (400, 3))
+    C = rng.uniform(-1, 1, (70, 4, 3))  # 70 runs: spans several run chunks, last one partial
+    counts, sums = kernels.cluster_stats(X, C)
+    for r in (0, 31, 32, 69):
+        ref_c, ref_s = naive.cluster_stats(X, C[r])
+        np.testing.assert_allclose(counts[r], ref_c, atol=1e-12)
+        np.testing.assert_allclose(sums[r], ref_s, rtol=1e-12, atol=1e-12)
+
+
+def test_empty_cluster(rng):
+    X = rng.uniform(-1, -0.5, (100, 2))
+    C = np.array([[-0.75, -0.75], [0.9, 0.9]])  # nothing near the second centroid
+    counts, sums = kernels.cluster_stats(X, C)
+    assert counts[1] == 0 and np.all(sums[1] == 0)
+    _check_stats(X, C)
+
+
+def test_single_point():
+    X = np.array([[0.25, -0.5]])
+    C = np.array([[0.0, 0.0], [1.0, 1.0]])
+    counts, sums = kernels.cluster_stats(X, C)
+    assert counts.tolist() == [1.0, 0.0]
+    np.testing.assert_array_equal(sums[0], X[0])
+
+
+def test_duplicate_and_boundary_points():
+    X = np.array([[1.0, 1.0]] * 5 + [[-1.0, -1.0]] * 3 + [[1.0, -1.0], [-1.0, 1.0]])
+    C = np.array([[0.5, 0.5], [-0.5, -0.5], [1.0, -1.0]])
+    _check_stats(X, C)
+    counts, _ = kernels.cluster_stats(X, C)
+    # (-1, 1) is equidistant from centroids 0 and 1 (2.5 each) and goes to 0
+    assert counts.tolist() == [6.0, 3.0, 1.0]
+
+
+def test_exact_tie_goes_to_lowest_index():
+    X = np.array([[0.0, 0.0]])
+    C = np.array([[0.5, 0.0], [-0.5, 0.0]])
+    assert kernels.labels(X, C)[0] == 0
+    counts, _ = kernels.cluster_stats(X, C)
+    assert counts.tolist() == [1.0, 0.0]
+
+
+def test_weighted_with_negative_and_fractional_weights(rng):
+    X = rng.uniform(-1, 1, (300, 3))
+    w = rng.laplace(0.0, 2.0, 300)  # like noisy EUGkM cell counts
+    _check_stats(X, rng.uniform(-1, 1, (5, 3)), w)
+
+
+@pytest.mark.parametrize("d", [1, 2, 5, 11])
+def test_sse_and_nicv(rng, d):
+    X = rng.uniform(-1, 1, (250, d))
+    C = rng.uniform(-1, 1, (6, d))
+    assert kernels.sse(X, C) == pytest.approx(naive.sse(X, C), rel=1e-12)
+    assert kernels.nicv(X, C) == pytest.approx(naive.sse(X, C) / 250, rel=1e-12)
+    w = rng.normal(size=250)
+    assert kernels.sse(X, C, w) == pytest.approx(naive.sse(X, C, w), rel=1e-10)
+
+
+def test_nicv_empty_cluster_adds_nothing(rng):
+    X = rng.uniform(-1, -0.5, (50, 2))
+    C = np.array([[-0.75, -0.75]])
+    far = np.vstack([C, [[5.0, 5.0]]])
+    assert kernels.nicv(X, far) == pytest.approx(kernels.nicv(X, C), rel=1e-15)
+
+
+@pytest.mark.parametrize("d,m", [(1, 7), (2, 22), (3, 5), (6, 3)])
+def test_grid_counts(rng, d, m):
+    X = rng.uniform(-1, 1, (1000, d))
+    X[:5] = 1.0  # upper boundary goes to the last cell
+    X[5:10] = -1.0
+    np.testing.assert_array_equal(kernels.grid_histogram(X, m), naive.grid_counts(X, m))
+
+
+def test_cell_centres_order_matches_grid():
+    m, d = 4, 3
+    centres = kernels.cell_centres(m, d)
+    counts = kernels.grid_histogram(centres, m)
+    np.testing.assert_array_equal(counts, np.ones(m**d))  # each centre lands in its own cell
+    idx = 37
+    np.testing.assert_array_equal(naive.grid_counts(centres[idx:idx + 1], m).nonzero()[0], [idx])
+
+
+def test_results_do_not_depend_on_thread_count(rng):
+    X = rng.uniform(-1, 1, (2000, 4))
+    C = rng.uniform(-1, 1, (100, 5, 4))
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = kernels.cluster_stats(X, C), kernels.sse(X, C)
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        many = kernels.cluster_stats(X, C), kernels.sse(X, C)
+    finally:
+        numba.set_num_threads(before)
+    for a, b in zip((*one[0], one[1]), (*many[0], many[1])):
+        np.testing.assert_array_equal(a, b)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(data=st.data(), N=st.integers(1, 40), d=st.integers(1, 4), k=st.integers(1, 5))
+def test_cluster_stats_property(data, N, d, k):
+    grid = st.integers(-8, 8).map(lambda v: v / 8)  # dyadic values: duplicates, boundaries
+    X = data.draw(arrays(np.float64, (N, d), elements=grid))
+    C = data.draw(arrays(np.float64, (k, d), elements=grid))
+    counts, sums = kernels.cluster_stats(X, C)
+    ref_c, ref_s = naive.cluster_stats(X, C)
+    np.testing.assert_array_equal(counts, ref_c)
+    np.testing.assert_allclose(sums, ref_s, atol=1e-12)

@@ -1,0 +1,122 @@
+"""Privacy as a correctness property: noise scales, budget splits and ledger totals."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpcluster.algorithms import dplloyd, dplloyd_batch, dplloyd_improved, eugkm
+from dpcluster.algorithms.dplloyd import improved_ratio, sensitivity_split
+from dpcluster.privacy import LaplaceMechanism, Ledger
+
+# Ledger totals are sums of floating-point shares of ε; allow only rounding error.
+ROUNDING = 1e-12
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("eps,sens", [(0.1, 1.0), (1.0, 3.0), (2.5, 0.5)])
+def test_laplace_noise_scale(eps, sens):
+    mech = LaplaceMechanism(eps, sens)
+    b = sens / eps
+    assert mech.scale == b and mech.variance == 2 * b * b
+    n = 200_000
+    x = mech.noise(np.random.default_rng(2024), n)
+    # E|X| = b and sd(|X|) = b, so the mean of |X| has standard error b/sqrt(n).
+    assert abs(np.abs(x).mean() - b) < 6 * b / math.sqrt(n)
+    # Var(s^2) = (mu4 - sigma^4)/n = (24 - 4) b^4 / n for the Laplace distribution.
+    assert abs(x.var() - 2 * b * b) < 6 * math.sqrt(20 / n) * b * b
+    assert abs(x.mean()) < 6 * math.sqrt(2) * b / math.sqrt(n)
+
+
+def test_mechanism_rejects_bad_parameters():
+    for eps, sens in [(0.0, 1.0), (-1.0, 1.0), (math.inf, 1.0), (1.0, 0.0)]:
+        with pytest.raises(ValueError):
+            LaplaceMechanism(eps, sens)
+
+
+def _data(d, N=200, seed=0):
+    return np.random.default_rng(seed).uniform(-1, 1, (N, d))
+
+
+@pytest.mark.parametrize("d", [1, 2, 6, 10, 64])
+@pytest.mark.parametrize("eps", [0.05, 1.0, 3.0])
+def test_ledger_never_exceeds_epsilon(d, eps):
+    X = _data(d)
+    rng = np.random.default_rng(d)
+    k = 3
+    init = rng.uniform(-1, 1, (k, d))
+    inits = rng.uniform(-1, 1, (4, k, d))
+    results = [dplloyd(X, k, eps, init, rng), dplloyd_improved(X, k, eps, init, rng),
+               eugkm(X, k, eps, inits, rng), eugkm(X, k, eps, inits, rng, private_n=True)]
+    for res in results:
+        assert res.ledger.total_epsilon <= eps * (1 + ROUNDING)
+        assert res.ledger.total_epsilon == pytest.approx(eps, rel=1e-9)  # nothing wasted
+        for e in res.ledger.entries:
+            assert e.scale == pytest.approx(e.sensitivity / e.epsilon)
+
+
+@pytest.mark.parametrize("d", [1, 2, 6, 10, 64])
+def test_dplloyd_sensitivities_and_equal_scales(d):
+    res = dplloyd(_data(d), 2, 1.0, _data(d, 2, 1), np.random.default_rng(0))
+    count = [e for e in res.ledger.entries if "count" in e.purpose]
+    sums = [e for e in res.ledger.entries if "sum" in e.purpose]
+    assert len(count) == len(sums) == 5
+    assert all(e.sensitivity == 1.0 for e in count)
+    assert all(e.sensitivity == d for e in sums)
+    b = 5 * (d + 1) / 1.0  # A1: b = t (d r + 1) / ε for counts and sums alike
+    assert all(e.scale == pytest.approx(b) for e in count + sums)
+    split = sensitivity_split(0.2, d)
+    assert split.count == pytest.approx(0.2 / (d + 1)) and split.total == pytest.approx(0.2)
+
+
+@pytest.mark.parametrize("d", [2, 6, 10])
+def test_improved_split_is_count_c_to_each_sum_1(d):
+    """The intended A2 mapping; diffprivlib 0.6.6 swaps it (count gets the per-dim share)."""
+    eps, rng = 1.0, np.random.default_rng(0)
+    res = dplloyd_improved(_data(d, 500), 2, eps, _data(d, 2, 1), rng)
+    t = res.iterations
+    c = improved_ratio(d)
+    count = [e for e in res.ledger.entries if "count" in e.purpose]
+    sums = [e for e in res.ledger.entries if "sum" in e.purpose]
+    for e in count:
+        assert e.epsilon == pytest.approx(eps / t * c / (d + c))
+        assert e.scale == pytest.approx((d + c) * t / (eps * c))
+    for e in sums:
+        per_coordinate = e.epsilon / d
+        assert per_coordinate == pytest.approx(eps / t / (d + c))
+        assert e.scale == pytest.approx(t * (d + c) / eps)  # r / ε_sum_dim with r = 1
+
+
+@pytest.mark.statistical
+def test_improved_sum_noise_has_the_intended_scale():
+    """Measure the noise the sums actually receive; a count/sum swap changes its variance.
+
+    All N points sit at the origin, k = 1 and t = 1, so the noisy centroid is
+    ``ns / (N + nc)`` with ``ns ~ Lap(b_sum)`` per coordinate: ``N·o ≈ ns`` (relative error
+    ≤ |nc|/N ≈ 1e-4). For d = 10 the intended b_sum = (d+c)/ε ≈ 11.27; the swapped mapping
+    gives (d+c)/(c ε) ≈ 8.91, a 37% lower variance. With 20,000 coordinates the sample
+    variance has relative standard error sqrt(20/4/20000) ≈ 1.6%; we allow 6 of them.
+    """
+    d, N, R, eps = 10, 100_000, 2000, 1.0
+    X = np.zeros((N, d))
+    inits = np.full((R, 1, d), 0.5)
+    streams = [{"count": np.random.default_rng((7, i, 0)), "sum": np.random.default_rng((7, i, 1))}
+               for i in range(R)]
+    C, _ = dplloyd_batch(X, inits, eps, streams, iterations=1, split="improved")
+    ns = (C[:, 0, :] * N).ravel()
+    c = improved_ratio(d)
+    b_sum = (d + c) / eps
+    rel_se = math.sqrt(20 / 4 / ns.size)
+    assert abs(ns.var() / (2 * b_sum**2) - 1) < 6 * rel_se
+    swapped = (d + c) / (c * eps)
+    assert abs(ns.var() / (2 * swapped**2) - 1) > 6 * rel_se  # the test can tell them apart
+
+
+def test_ledger_is_append_only_record():
+    ledger = Ledger()
+    m = ledger.record(LaplaceMechanism(0.25, 1.0), "x", round=2)
+    assert m.scale == 4.0 and ledger.total_epsilon == 0.25
+    entry = ledger.entries[0]
+    with pytest.raises(Exception):
+        entry.epsilon = 0.0  # frozen
+    assert ledger.to_dict()["neighbouring"].startswith("add/remove")

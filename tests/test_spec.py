@@ -1,0 +1,110 @@
+"""One test per kind of spec mistake; each message names file, key and value."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dpcluster import spec
+from dpcluster.errors import SpecError
+
+ROOT = Path(__file__).resolve().parent.parent
+GOOD = {"name": "t", "seed": 1, "datasets": [{"name": "s1"}], "epsilon": [0.5, 1.0],
+        "algorithms": [{"name": "lloyd"}, {"name": "dplloyd", "repeat": 2}]}
+
+
+def _err(mutate) -> SpecError:
+    raw = yaml.safe_load(yaml.safe_dump(GOOD))
+    mutate(raw)
+    with pytest.raises(SpecError) as info:
+        spec.parse(raw, "my.yaml")
+    return info.value
+
+
+def test_good_spec_parses():
+    sp = spec.parse(GOOD, "my.yaml")
+    assert sp.epsilon == (0.5, 1.0) and sp.init.sets == 30 and sp.init.method == "uniform"
+    assert sp.algorithms[1].kwargs == {"iterations": 5, "min_count": 0.0}
+
+
+def test_unknown_top_level_key_suggests():
+    e = _err(lambda r: r.update(epsilonn=[1]))
+    assert str(e).startswith("my.yaml: key 'epsilonn'") and "Did you mean 'epsilon'" in str(e)
+
+
+def test_unknown_algorithm_param_suggests():
+    e = _err(lambda r: r["algorithms"][1].update(params={"iteratons": 5}))
+    assert e.key == "algorithms[1].params.iteratons" and "'iterations'" in str(e)
+
+
+def test_unknown_dataset():
+    e = _err(lambda r: r["datasets"][0].update(name="s11"))
+    assert e.key == "datasets[0].name" and e.value == "s11" and "'s1'" in str(e)
+
+
+def test_unknown_algorithm():
+    e = _err(lambda r: r["algorithms"][0].update(name="dplloid"))
+    assert e.key == "algorithms[0].name" and "'dplloyd'" in str(e)
+
+
+def test_wrong_type():
+    e = _err(lambda r: r["algorithms"][1].update(params={"iterations": "five"}))
+    assert e.key == "algorithms[1].params.iterations" and "integer" in str(e)
+
+
+def test_bad_epsilon():
+    e = _err(lambda r: r.update(epsilon=[1.0, -0.5]))
+    assert e.key == "epsilon[1]" and e.value == -0.5
+
+
+def test_missing_epsilon_for_private_algorithm():
+    e = _err(lambda r: r.pop("epsilon"))
+    assert e.key == "epsilon"
+
+
+def test_missing_required_key():
+    e = _err(lambda r: r.pop("seed"))
+    assert e.key == "seed" and "required" in str(e)
+
+
+def test_bad_choice():
+    e = _err(lambda r: r["algorithms"].append({"name": "eugkm", "params": {"rounding": "flor"}}))
+    assert "'floor'" in str(e)
+
+
+def test_value_below_minimum():
+    e = _err(lambda r: r["algorithms"][1].update(repeat=0))
+    assert e.key == "algorithms[1].repeat" and ">= 1" in str(e)
+
+
+def test_unknown_synthetic_param():
+    e = _err(lambda r: r["datasets"].append({"name": "synthetic", "params": {"dim": 3}}))
+    assert e.key == "datasets[1].params.dim" and "'d'" in str(e)
+
+
+def test_bad_init_method():
+    e = _err(lambda r: r.update(init={"method": "sphere"}))
+    assert e.key == "init.method" and "sphere_packing" in str(e)
+
+
+def test_bad_yaml_and_missing_file(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: [unclosed\n")
+    with pytest.raises(SpecError) as info:
+        spec.load(bad)
+    assert str(bad) in str(info.value) and "YAML" in str(info.value)
+    with pytest.raises(SpecError, match="not found"):
+        spec.load(tmp_path / "nope.yaml")
+
+
+def test_sweeps_expand():
+    raw = {**GOOD, "datasets": [{"name": "synthetic", "params": {"k": [2, 3], "d": [2, 4]}}],
+           "algorithms": [{"name": "eugkm", "params": {"theta": [5, 10]}}]}
+    sp = spec.parse(raw)
+    assert len(sp.datasets) == 4 and len(sp.algorithms) == 2
+    assert sp.algorithms[0].variant == "eugkm(theta=5.0)"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("*.yaml")), ids=lambda p: p.name)
+def test_every_shipped_config_validates(path):
+    spec.load(path)
