@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-#: runs handled together by one thread; sized so the chunk's centroids and sums stay in L1.
-RUN_CHUNK = 32
+#: runs handled together by one thread (64 measured fastest of 32/64/128 on the bench shapes).
+RUN_CHUNK = 64
 
 
 @njit(parallel=True, cache=True)

@@ -1,0 +1,117 @@
+#!/usr/bin/env python
+"""Benchmark: one Figure-1 DPLloyd cell (3,000 runs x 5 iterations) on the paper's shapes.
+
+For each shape it prints, side by side in the same process:
+  * dpcluster: ``dplloyd_batch`` (batched numba kernel, noise and ledger included);
+  * numpy:     a plain NumPy DPLloyd loop, one run at a time (measured on --ref-runs runs,
+               scaled to 3,000);
+  * sklearn:   ``KMeans(max_iter=5, n_init=1, init=given)`` per run (same scaling);
+  * roofline:  15,000 x max(3 N k d / matmul FLOP/s, 8 N d / read bandwidth), both measured
+               here, and the fraction of it dpcluster reaches. The bandwidth term assumes
+               every run streams the data; the batched kernel reads it once per 32 runs, so
+               it can beat that term (fraction > 100%). The compute-only bound
+               15,000 x 3 N k d / FLOP/s is printed too, as the harder target.
+Output is a Markdown table of seconds per cell and ratios. Usage:
+    python scripts/bench_lloyd.py [--ref-runs 100] [--shapes s1,adult,lifesci,gowalla-synth]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+from dpcluster import data
+from dpcluster.algorithms import dplloyd_batch
+
+RUNS, ITERS = 3000, 5
+
+
+def shapes():
+    return {
+        "s1": ("S1 N=5,000 d=2 k=15", lambda: (data.load("s1").X, 15)),
+        "adult": ("Adult N=48,842 d=6 k=5", lambda: (data.load("adult").X, 5)),
+        "lifesci": ("Lifesci N=26,733 d=10 k=3", lambda: (data.load("lifesci").X, 3)),
+        "gowalla-synth": ("synthetic N=107,091 d=2 k=5",
+                          lambda: (data.load("synthetic", N=107_091, k=5, d=2).X, 5)),
+    }
+
+
+def machine_roofline() -> tuple[float, float]:
+    """(matmul FLOP/s, read bytes/s), best of a few repetitions."""
+    a = np.random.default_rng(0).standard_normal((2048, 2048))
+    a @ a
+    best = min(_timed(lambda: a @ a) for _ in range(3))
+    flops = 2 * 2048**3 / best
+    big = np.ones(50_000_000)
+    big.sum()
+    best = min(_timed(big.sum) for _ in range(3))
+    return flops, big.nbytes / best
+
+
+def _timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def numpy_dplloyd(X, init, eps, rng, t=ITERS):
+    """Straightforward NumPy DPLloyd (A1), one run; the naive reference."""
+    C = init.copy()
+    k, d = C.shape
+    b = t * (d + 1) / eps
+    for _ in range(t):
+        lab = ((X[:, None, :] - C[None]) ** 2).sum(-1).argmin(1)
+        cnt = np.bincount(lab, minlength=k) + rng.laplace(0, b, k)
+        sums = np.stack([np.bincount(lab, X[:, i], minlength=k) for i in range(d)], 1)
+        sums = sums + rng.laplace(0, b, (k, d))
+        ok = cnt > 0
+        C[ok] = np.clip(sums[ok] / cnt[ok, None], -1, 1)
+    return C
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--ref-runs", type=int, default=60, help="runs timed for numpy/sklearn")
+    ap.add_argument("--shapes", default=",".join(shapes()))
+    args = ap.parse_args()
+    from sklearn.cluster import KMeans
+
+    flops, bw = machine_roofline()
+    print(f"machine: {os.cpu_count()} cores; matmul {flops / 1e9:.1f} GFLOP/s; "
+          f"read {bw / 1e9:.1f} GB/s\n")
+    print("| shape | dpcluster s/cell | s/iteration/run | numpy s/cell | sklearn s/cell "
+          "| vs numpy | vs sklearn | roofline s | % of roofline | compute bound s | % of it |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    table = shapes()
+    for key in args.shapes.split(","):
+        label, get = table[key]
+        X, k = get()
+        N, d = X.shape
+        rng = np.random.default_rng(1)
+        inits = rng.uniform(-1, 1, (RUNS, k, d))
+        streams = [{"count": np.random.default_rng((i, 0)), "sum": np.random.default_rng((i, 1))}
+                   for i in range(RUNS)]
+        dplloyd_batch(X, inits[:40], 1.0, streams[:40])  # JIT / cache load
+        ours = min(_timed(lambda: dplloyd_batch(X, inits, 1.0, streams)) for _ in range(2))
+        n = args.ref_runs
+        naive = _timed(lambda: [numpy_dplloyd(X, inits[i], 1.0, rng) for i in range(n)])
+        naive *= RUNS / n
+
+        def sk():
+            for i in range(n):
+                KMeans(k, init=inits[i], n_init=1, max_iter=ITERS, tol=0.0,
+                       algorithm="lloyd").fit(X)
+
+        skl = _timed(sk) * RUNS / n
+        compute = RUNS * ITERS * 3 * N * k * d / flops
+        roof = max(compute, RUNS * ITERS * 8 * N * d / bw)
+        print(f"| {label} | {ours:.3f} | {ours / (RUNS * ITERS):.2e} | {naive:.2f} | {skl:.2f} "
+              f"| {naive / ours:.1f}x | {skl / ours:.1f}x | {roof:.3f} | {100 * roof / ours:.0f}% "
+              f"| {compute:.3f} | {100 * compute / ours:.0f}% |")
+
+
+if __name__ == "__main__":
+    main()
