@@ -108,18 +108,45 @@ def test_cell_centres_order_matches_grid():
     np.testing.assert_array_equal(naive.grid_counts(centres[idx:idx + 1], m).nonzero()[0], [idx])
 
 
+@pytest.mark.parametrize("m,d,k,R", [(7, 1, 3, 5), (5, 2, 4, 30), (4, 3, 2, 33), (3, 5, 6, 2),
+                                     (2, 6, 3, 1), (3, 4, 1, 70)])
+def test_grid_stats_equals_oracle_on_cell_centres(rng, m, d, k, R):
+    w = rng.normal(size=m**d)  # noisy counts: negative and fractional
+    C = rng.uniform(-1, 1, (R, k, d))
+    counts, sums, err = kernels.grid_stats(w, m, C)
+    centres = kernels.cell_centres(m, d)
+    for r in sorted({0, R // 2, R - 1}):
+        ref_c, ref_s = naive.cluster_stats(centres, C[r], w)
+        np.testing.assert_allclose(counts[r], ref_c, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(sums[r], ref_s, rtol=1e-12, atol=1e-12)
+        assert err[r] == pytest.approx(naive.sse(centres, C[r], w), rel=1e-12, abs=1e-12)
+
+
+def test_grid_stats_tie_goes_to_lowest_index():
+    # m = 2 on [-1, 1]: centres at ±0.5. Two identical centroids tie everywhere.
+    C = np.array([[[0.2, 0.2], [0.2, 0.2], [-0.5, -0.5]]])
+    counts, _, _ = kernels.grid_stats(np.ones(4), 2, C)
+    np.testing.assert_array_equal(counts[0], [3.0, 0.0, 1.0])
+
+
+def test_grid_stats_rejects_wrong_weight_length():
+    with pytest.raises(ValueError, match="expected \\(27,\\)"):
+        kernels.grid_stats(np.ones(26), 3, np.zeros((1, 2, 3)))
+
+
 def test_results_do_not_depend_on_thread_count(rng):
     X = rng.uniform(-1, 1, (2000, 4))
     C = rng.uniform(-1, 1, (100, 5, 4))
+    w = rng.normal(size=6**4)
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        one = kernels.cluster_stats(X, C), kernels.sse(X, C)
+        one = kernels.cluster_stats(X, C), kernels.sse(X, C), kernels.grid_stats(w, 6, C)
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-        many = kernels.cluster_stats(X, C), kernels.sse(X, C)
+        many = kernels.cluster_stats(X, C), kernels.sse(X, C), kernels.grid_stats(w, 6, C)
     finally:
         numba.set_num_threads(before)
-    for a, b in zip((*one[0], one[1]), (*many[0], many[1])):
+    for a, b in zip((*one[0], one[1], *one[2]), (*many[0], many[1], *many[2])):
         np.testing.assert_array_equal(a, b)
 
 

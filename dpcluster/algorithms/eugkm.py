@@ -14,10 +14,10 @@ import math
 
 import numpy as np
 
-from ..kernels import cell_centres, grid_histogram, sse
+from ..kernels import grid_histogram, grid_stats
 from ..privacy import LaplaceMechanism, Ledger
 from .dplloyd import DPResult
-from .lloyd import lloyd_batch
+from .lloyd import grid_lloyd_batch
 
 ROUNDING = {"round": round, "floor": math.floor, "ceil": math.ceil}
 
@@ -70,9 +70,8 @@ def eugkm(
     counts = grid_histogram(X, m, r)
     cell_mech = ledger.record(LaplaceMechanism(eps_cells, 1.0), "grid cell counts")
     noisy = counts + cell_mech.noise(cell_rng, n_cells)
-    centres = cell_centres(m, d, r)
-    C, iters = lloyd_batch(centres, inits, weights=noisy, max_iter=max_iter, tol=tol * r, r=r)
+    C, iters = grid_lloyd_batch(noisy, m, inits, max_iter=max_iter, tol=tol * r, r=r)
     # Σ ñ_c min_j ||c − o_j||²; the positive normaliser Σ ñ_c does not change the argmin.
-    best = int(np.argmin(sse(centres, C, weights=noisy)))
+    best = int(np.argmin(grid_stats(noisy, m, C, r)[2]))
     return DPResult(C[best], ledger, int(iters[best]),
                     {"m": m, "cells": n_cells, "chosen_init": best, "n_used": n_used})

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .assign import accumulate_batched, assign_labels, sse_batched
-from .grid import cell_centres, grid_counts
+from .grid import GRID_LANES, cell_centres, grid_accumulate, grid_counts
 
 
 def _runs_last(C: np.ndarray) -> np.ndarray:
@@ -74,4 +74,26 @@ def grid_histogram(X: np.ndarray, m: int, r: float = 1.0) -> np.ndarray:
     return out
 
 
-__all__ = ["cell_centres", "cluster_stats", "grid_histogram", "labels", "nicv", "sse"]
+def grid_stats(
+    weights: np.ndarray, m: int, C: np.ndarray, r: float = 1.0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Weighted Lloyd statistics of the ``m^d`` grid cell centres (EUGkM, METHODS A3).
+
+    weights (m^d,) cell weights in :func:`grid_histogram` order; C (R, k, d) centroid sets.
+    Returns counts (R, k), sums (R, k, d) and SSE (R,) = Σ_c w_c min_j ||c − o^j||², the
+    same numbers :func:`cluster_stats` and :func:`sse` give on ``cell_centres(m, d, r)`` up
+    to rounding, at a fraction of the cost and without the (m^d, d) centre array.
+    """
+    R, k, d = C.shape
+    w = np.ascontiguousarray(weights, np.float64)
+    if w.shape != (int(m) ** d,):
+        raise ValueError(f"weights has shape {w.shape}, expected ({int(m) ** d},) for m={m}, d={d}")
+    Rp = -(-R // GRID_LANES) * GRID_LANES  # pad with copies of the last set, then trim
+    Cp = np.concatenate([C, np.repeat(C[-1:], Rp - R, axis=0)]) if Rp > R else C
+    counts, sums, out = np.empty((k, Rp)), np.empty((k, d, Rp)), np.empty(Rp)
+    grid_accumulate(w, int(m), float(r), _runs_last(Cp.astype(np.float64)), counts, sums, out)
+    return counts.T[:R].copy(), np.transpose(sums, (2, 0, 1))[:R].copy(), out[:R].copy()
+
+
+__all__ = ["cell_centres", "cluster_stats", "grid_histogram", "grid_stats", "labels", "nicv",
+           "sse"]

@@ -14,6 +14,8 @@ All arrays are float64 and C-contiguous. Kernels are pure: no I/O, no RNG.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import njit, prange
 
@@ -86,32 +88,37 @@ def _accumulate(X, w, Ct, counts, sums, D):  # pragma: no cover - compiled
                     sums[j, i, r0 + b] = sm[j, i, b]
 
 
+#: dimensions that get a specialised kernel with the coordinate loop unrolled
+LITERAL_DIMS = range(1, 11)
+
+
+def _specialise(D: int):
+    """An njit wrapper calling :func:`_accumulate` with ``D`` frozen as a compile-time literal.
+
+    Built lazily, so a run only compiles the dimensions it uses (each takes ~2-3 s cold and
+    is then loaded from numba's on-disk cache).
+    """
+
+    @njit(cache=True)
+    def accumulate_d(X, w, Ct, counts, sums):  # pragma: no cover - compiled
+        _accumulate(X, w, Ct, counts, sums, D)
+
+    return accumulate_d
+
+
 @njit(cache=True)
-def accumulate_batched(X, w, Ct, counts, sums):  # pragma: no cover - compiled
+def _accumulate_any_d(X, w, Ct, counts, sums):  # pragma: no cover - compiled
+    _accumulate(X, w, Ct, counts, sums, X.shape[1])
+
+
+@functools.cache
+def _kernel_for(d: int):
+    return _specialise(d) if d in LITERAL_DIMS else _accumulate_any_d
+
+
+def accumulate_batched(X, w, Ct, counts, sums) -> None:
     """:func:`_accumulate` with the dimension as a literal for d = 1..10 (see there)."""
-    d = X.shape[1]
-    if d == 1:
-        _accumulate(X, w, Ct, counts, sums, 1)
-    elif d == 2:
-        _accumulate(X, w, Ct, counts, sums, 2)
-    elif d == 3:
-        _accumulate(X, w, Ct, counts, sums, 3)
-    elif d == 4:
-        _accumulate(X, w, Ct, counts, sums, 4)
-    elif d == 5:
-        _accumulate(X, w, Ct, counts, sums, 5)
-    elif d == 6:
-        _accumulate(X, w, Ct, counts, sums, 6)
-    elif d == 7:
-        _accumulate(X, w, Ct, counts, sums, 7)
-    elif d == 8:
-        _accumulate(X, w, Ct, counts, sums, 8)
-    elif d == 9:
-        _accumulate(X, w, Ct, counts, sums, 9)
-    elif d == 10:
-        _accumulate(X, w, Ct, counts, sums, 10)
-    else:
-        _accumulate(X, w, Ct, counts, sums, d)
+    _kernel_for(X.shape[1])(X, w, Ct, counts, sums)
 
 
 @njit(parallel=True, cache=True)
