@@ -45,12 +45,8 @@ def cell_centres(m: int, d: int, r: float = 1.0) -> np.ndarray:
     return out
 
 
-#: runs processed together in the grid kernel (a compile-time width, so the loops vectorise)
-GRID_LANES = 32
-
-
 @njit(parallel=True, cache=True)
-def grid_accumulate(w, m, r, Ct, counts, sums, sse):  # pragma: no cover - compiled
+def _grid_accumulate(w, m, r, Ct, counts, sums, sse, L):  # pragma: no cover - compiled
     """Weighted Lloyd statistics of the ``m^d`` grid cell centres, without materialising them.
 
     Every cell c of the uniform grid on ``[-r, r]^d`` (C order, as :func:`grid_counts`) is a
@@ -61,17 +57,18 @@ def grid_accumulate(w, m, r, Ct, counts, sums, sse):  # pragma: no cover - compi
 
     IN  w      (m^d,) float64 cell weights
     IN  m      int cells per axis;  r float half-width of the domain
-    IN  Ct     (k, d, R) float64 centroids of R runs (runs last), R a multiple of GRID_LANES
+    IN  Ct     (k, d, R) float64 centroids of R runs (runs last), R a multiple of L
     OUT counts (k, R)    Σ_{c in O^j} w_c
     OUT sums   (k, d, R) Σ_{c in O^j} w_c c_i
     OUT sse    (R,)      Σ_c w_c min_j ||c − o^j||²
 
-    Parallel over slabs of the first axis; each slab accumulates privately and slabs are
+    IN  L      runs per lane block, a compile-time literal (see :func:`grid_accumulate`)
+
+    Parallel over (slab of the first axis, lane block); each slab accumulates privately and slabs are
     summed in index order, so results do not depend on the thread count. Ties go to the
     lowest centroid index.
     """
-    k, d, R = Ct.shape  # R is a multiple of GRID_LANES (the wrapper pads)
-    L = GRID_LANES
+    k, d, R = Ct.shape
     width = 2.0 * r / m
     ax = np.empty(m)
     for a in range(m):
@@ -181,3 +178,28 @@ def grid_accumulate(w, m, r, Ct, counts, sums, sse):  # pragma: no cover - compi
                     sums[j, i, b] += s_sum[a0, j, i, b]
         for b in range(R):
             sse[b] += s_sse[a0, b]
+
+
+#: lane widths of the grid kernel: narrow when few runs are left, wide otherwise
+GRID_LANES = (8, 32)
+
+
+def _grid_specialise(L: int):
+    @njit(cache=True)
+    def grid_accumulate_l(w, m, r, Ct, counts, sums, sse):  # pragma: no cover - compiled
+        _grid_accumulate(w, m, r, Ct, counts, sums, sse, L)
+
+    return grid_accumulate_l
+
+
+_GRID_KERNELS = {L: _grid_specialise(L) for L in GRID_LANES}
+
+
+def grid_lanes(R: int) -> int:
+    """Lane width for R runs: 8 up to 16 runs (little padding), else 32 (fewer passes)."""
+    return GRID_LANES[0] if R <= 16 else GRID_LANES[1]
+
+
+def grid_accumulate(w, m, r, Ct, counts, sums, sse) -> None:
+    """:func:`_grid_accumulate` with R padded by the caller to a multiple of ``grid_lanes(R)``."""
+    _GRID_KERNELS[grid_lanes(Ct.shape[2])](w, m, r, Ct, counts, sums, sse)
