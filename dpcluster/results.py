@@ -78,17 +78,27 @@ def t975(n: int) -> float:
     return _T975[df - 1] if 1 <= df <= len(_T975) else 1.959964
 
 
+#: per-run columns whose mean is carried into the summary when present
+MEAN_COLUMNS = ("wall_time_s", "fell_back", "block_size", "blocks", "cells", "iterations")
+
+
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per dataset × variant × ε: n, mean, std (ddof 1), Student-t 95% CI, min, max of NICV."""
+    """Per dataset × variant × ε (× ``step`` for traces): n, mean, std (ddof 1), Student-t
+    95% CI, min, max of NICV, plus the mean of each :data:`MEAN_COLUMNS` present
+    (``fell_back`` becomes the hybrid's fallback rate)."""
     rows = []
-    for key, g in runs.groupby(GROUP, sort=False, dropna=False):
+    group = GROUP + (["step"] if "step" in runs.columns else [])
+    extras = [c for c in MEAN_COLUMNS if c in runs.columns]
+    for key, g in runs.groupby(group, sort=False, dropna=False):
         v = g["nicv"].to_numpy(dtype=float)
         n = len(v)
         mean = float(np.mean(v))
         std = float(np.std(v, ddof=1)) if n > 1 else 0.0
         half = t975(n) * std / math.sqrt(n) if n > 1 else 0.0
-        rows.append({**dict(zip(GROUP, key)), "n": n, "mean": mean, "std": std,
+        means = {f"{c}_mean": float(pd.to_numeric(g[c], errors="coerce").astype(float).mean())
+                 for c in extras}
+        rows.append({**dict(zip(group, key)), "n": n, "mean": mean, "std": std,
                      "ci95_low": mean - half, "ci95_high": mean + half,
                      "min": float(np.min(v)), "max": float(np.max(v)),
-                     "epsilon_spent_max": float(g["epsilon_spent"].max())})
+                     "epsilon_spent_max": float(g["epsilon_spent"].max()), **means})
     return pd.DataFrame(rows)

@@ -147,7 +147,12 @@ def _coerce(file: str, where: str, value: Any, p: Param) -> Any:
             raise SpecError(file, where, value, "must be a number")
         value = float(value)
     elif p.kind is str and not isinstance(value, str):
-        raise SpecError(file, where, value, "must be a string")
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)  # e.g. a block size written as a number
+        else:
+            raise SpecError(file, where, value, "must be a string")
+    if p.check is not None and (problem := p.check(value)):
+        raise SpecError(file, where, value, problem)
     if p.choices is not None and value not in p.choices:
         raise SpecError(file, where, value, "is not an allowed value",
                         did_you_mean(str(value), [str(c) for c in p.choices]))

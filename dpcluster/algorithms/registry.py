@@ -18,8 +18,11 @@ from ..kernels import nicv
 from ..rng import StreamFactory
 from .dplloyd import dplloyd_batch, improved_iterations
 from .eugkm import ROUNDING, eugkm
+from .gkm import ALIGN, MINIT, block_size, gkm, n_blocks, noise_diagnostic, sample_and_aggregate
+from .hybrid import hybrid
 from .init import INIT_METHODS, initial_sets
 from .lloyd import lloyd_batch
+from .pgkm import genetic_kmeans
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,8 @@ class Param:
     doc: str
     choices: tuple | None = None
     minimum: float | None = None
+    #: returns a problem description for a bad value, or None
+    check: Callable[[Any], str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -113,8 +118,110 @@ def _eugkm_cell(ctx: CellContext) -> tuple[list[Row], dict]:
     return rows, ledger.to_dict() if ledger else {}
 
 
+def _lloyd_steps_cell(ctx: CellContext) -> tuple[list[Row], dict]:
+    """Lloyd's NICV after each of the first ``steps`` iterations, per init set (Figure 4)."""
+    X = ctx.dataset.X
+    C = ctx.init_sets()
+    rows = []
+    for step in range(1, ctx.params["steps"] + 1):
+        C, _ = lloyd_batch(X, C, max_iter=1)
+        rows += [{"init": i, "rep": 0, "step": step, "nicv": float(v), "iterations": step,
+                  "epsilon_spent": 0.0} for i, v in enumerate(nicv(X, C))]
+    return rows, {"total_epsilon": 0.0, "entries": []}
+
+
+def _gkm_cell(ctx: CellContext, mode: str) -> tuple[list[Row], dict]:
+    """GkM / GkM-3K (``mode="gkm"``), SAG (no noise) or Noise (baseline + Eq.-3 noise)."""
+    X, p, k = ctx.dataset.X, ctx.params, ctx.k
+    rows, ledger = [], {"total_epsilon": 0.0, "entries": [],
+                        "note": "diagnostic, not private" if mode != "gkm" else ""}
+    best = None
+    if mode == "noise":  # the baseline's best centroids: min-NICV Lloyd over the init sets
+        C, _ = lloyd_batch(X, ctx.init_sets())
+        best = C[int(np.argmin(nicv(X, C)))]
+    for rep in range(ctx.repeat):
+        rng = ctx.streams.child("run", rep)
+        spent, iters = 0.0, p.get("max_iter", 0)
+        if mode == "gkm":
+            res = gkm(X, k, ctx.epsilon, rng, p["block"], p["minit"], p["align"], p["max_iter"])
+            out, blocks, spent, ledger = res.centroids, res.info["blocks"], \
+                res.ledger.total_epsilon, res.ledger.to_dict()
+        elif mode == "sag":
+            out, blocks = sample_and_aggregate(X, k, p["block"], rng, p["minit"], p["align"],
+                                               p["max_iter"])
+        else:
+            out = noise_diagnostic(best, ctx.dataset.N, ctx.epsilon, p["block"], rng)
+            blocks = None
+        row = {"init": 0, "rep": rep, "nicv": float(nicv(X, out)), "iterations": iters,
+               "epsilon_spent": spent}
+        size = block_size(p["block"], ctx.dataset.N, k)
+        row.update(block_size=size, blocks=blocks or n_blocks(ctx.dataset.N, size))
+        rows.append(row)
+    return rows, ledger
+
+
+def _genetic_cell(ctx: CellContext, private: bool) -> tuple[list[Row], dict]:
+    """PGkM (one row per run) or Gene (one row per run and iteration, for Figure 4)."""
+    X, p = ctx.dataset.X, ctx.params
+    rows, ledger = [], {}
+    for rep in range(ctx.repeat):
+        res = genetic_kmeans(X, ctx.k, ctx.streams.child("run", rep),
+                             ctx.epsilon if private else None, pool=p["pool"],
+                             selected=p["selected"], iterations=p["iterations"],
+                             decay=p["decay"], trace=not private)
+        if private:
+            ledger = res.ledger.to_dict()
+            rows.append({"init": 0, "rep": rep, "nicv": float(nicv(X, res.centroids)),
+                         "iterations": res.iterations, "epsilon_spent": res.ledger.total_epsilon})
+        else:
+            rows += [{"init": 0, "rep": rep, "step": s + 1, "nicv": v, "iterations": s + 1,
+                      "epsilon_spent": 0.0} for s, v in enumerate(res.info["trace"])]
+    return rows, ledger or {"total_epsilon": 0.0, "entries": []}
+
+
+def _hybrid_cell(ctx: CellContext) -> tuple[list[Row], dict]:
+    """A7 protocol: ``repeat`` synopses × ``lloyd_runs`` DPLloyd steps (or the fallback)."""
+    X, p = ctx.dataset.X, ctx.params
+    inits = ctx.init_sets()
+    rows, ledger = [], {}
+    for s in range(ctx.repeat):
+        results = hybrid(X, ctx.k, ctx.epsilon, inits, ctx.streams.child("synopsis", s),
+                         lloyd_runs=p["lloyd_runs"], force=p["force"], theta=p["theta"],
+                         rounding=p["rounding"], max_iter=p["max_iter"])
+        for j, res in enumerate(results):
+            ledger = res.ledger.to_dict()
+            rows.append({"init": s, "rep": j, "nicv": float(nicv(X, res.centroids)),
+                         "iterations": res.iterations,
+                         "epsilon_spent": res.ledger.total_epsilon,
+                         "fell_back": bool(res.info["fell_back"]), "cells": res.info["cells"]})
+    return rows, ledger
+
+
 _MIN_COUNT = Param(0.0, float, "a cluster whose noisy count is <= this keeps its centroid "
                    "(METHODS A1 ASSUMPTION; option 1)")
+
+def _block_problem(value: str) -> str | None:
+    try:
+        block_size(value, 100, 2)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+_GKM_PARAMS = {
+    "block": Param("N^0.6", str, "block size rule: 'N^a', '3k' or an integer (METHODS A4)",
+                   check=_block_problem),
+    "minit": Param("points", str, "per-block initial centroids (SciPy kmeans2 minit)",
+                   choices=MINIT),
+    "align": Param("lex0", str, "centroid alignment across blocks", choices=ALIGN),
+    "max_iter": Param(10, int, "per-block Lloyd iterations (SciPy kmeans2 default)", minimum=1),
+}
+_GENE_PARAMS = {
+    "pool": Param(200, int, "candidate pool size m", minimum=2),
+    "selected": Param(10, int, "parameters selected per iteration m'", minimum=1),
+    "iterations": Param(8, int, "iterations r_it (ε/(m'·r_it) per selection)", minimum=1),
+    "decay": Param(0.7, float, "mutation width r·decay^(i−1)", minimum=0.0),
+}
 
 ALGORITHMS: dict[str, AlgorithmInfo] = {
     "lloyd": AlgorithmInfo(
@@ -146,6 +253,58 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
                 "rounding": Param("round", str, "cells per axis m = rounding(M^(1/d))",
                                   choices=tuple(ROUNDING)),
                 "private_n": Param(False, bool, "spend 5% of ε on a noisy N for choosing M"),
+                "max_iter": Param(100, int, "weighted Lloyd iteration cap", minimum=1)},
+    ),
+    "lloyd_steps": AlgorithmInfo(
+        "lloyd_steps", "non-private Lloyd, NICV after each of the first iterations (Fig. 4)",
+        private=False, repeat_default=1, repeat_doc="runs per init set (deterministic: 1)",
+        run_cell=_lloyd_steps_cell, count_runs=lambda repeat, n_init: n_init,
+        params={"steps": Param(30, int, "iterations traced", minimum=1)},
+    ),
+    "gkm": AlgorithmInfo(
+        "gkm", "GUPT sample-and-aggregate k-means, METHODS A4 (GkM-3K: block: 3k)",
+        private=True, repeat_default=100, repeat_doc="independent runs",
+        run_cell=lambda c: _gkm_cell(c, "gkm"), count_runs=lambda repeat, n_init: repeat,
+        params=_GKM_PARAMS,
+    ),
+    "gkm_3k": AlgorithmInfo(
+        "gkm_3k", "GkM with blocks of 3k records, METHODS A4", private=True,
+        repeat_default=100, repeat_doc="independent runs",
+        run_cell=lambda c: _gkm_cell(c, "gkm"), count_runs=lambda repeat, n_init: repeat,
+        params={**_GKM_PARAMS, "block": Param("3k", str, _GKM_PARAMS["block"].doc)},
+    ),
+    "gkm_sag": AlgorithmInfo(
+        "gkm_sag", "SAG: GkM's block average without noise (Fig. 3 diagnostic, not private)",
+        private=False, repeat_default=100, repeat_doc="independent runs",
+        run_cell=lambda c: _gkm_cell(c, "sag"), count_runs=lambda repeat, n_init: repeat,
+        params=_GKM_PARAMS,
+    ),
+    "gkm_noise": AlgorithmInfo(
+        "gkm_noise", "Noise: baseline centroids + Eq.-3 noise (Fig. 3 diagnostic, not "
+        "private)", private=True, repeat_default=100, repeat_doc="independent runs",
+        run_cell=lambda c: _gkm_cell(c, "noise"), count_runs=lambda repeat, n_init: repeat,
+        params={"block": _GKM_PARAMS["block"]},
+    ),
+    "pgkm": AlgorithmInfo(
+        "pgkm", "PrivGene k-means, METHODS A5", private=True, repeat_default=100,
+        repeat_doc="independent runs", run_cell=lambda c: _genetic_cell(c, True),
+        count_runs=lambda repeat, n_init: repeat, params=_GENE_PARAMS,
+    ),
+    "gene": AlgorithmInfo(
+        "gene", "non-private genetic k-means (PGkM's twin), NICV per iteration (Fig. 4)",
+        private=False, repeat_default=10, repeat_doc="independent runs",
+        run_cell=lambda c: _genetic_cell(c, False), count_runs=lambda repeat, n_init: repeat,
+        params={**_GENE_PARAMS, "iterations": Param(30, int, "iterations r_it", minimum=1)},
+    ),
+    "hybrid": AlgorithmInfo(
+        "hybrid", "EUGkM(ε/2) then one DPLloyd iteration (ε/2), MSE switch, METHODS A7",
+        private=True, repeat_default=10, repeat_doc="EUGkM synopses (× lloyd_runs each)",
+        run_cell=_hybrid_cell, count_runs=lambda repeat, n_init: repeat * 10,
+        params={"lloyd_runs": Param(10, int, "DPLloyd runs per synopsis", minimum=1),
+                "force": Param(False, bool, "skip the MSE fallback test (always hybrid)"),
+                "theta": Param(10.0, float, "EUGkM θ", minimum=1e-9),
+                "rounding": Param("round", str, "EUGkM cells per axis rounding",
+                                  choices=tuple(ROUNDING)),
                 "max_iter": Param(100, int, "weighted Lloyd iteration cap", minimum=1)},
     ),
 }

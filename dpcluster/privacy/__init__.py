@@ -1,6 +1,6 @@
 """Privacy mechanisms and the budget ledger."""
 
 from .ledger import NEIGHBOURING, Ledger, Spend
-from .mechanisms import LaplaceMechanism
+from .mechanisms import ExponentialMechanism, LaplaceMechanism
 
-__all__ = ["NEIGHBOURING", "LaplaceMechanism", "Ledger", "Spend"]
+__all__ = ["NEIGHBOURING", "ExponentialMechanism", "LaplaceMechanism", "Ledger", "Spend"]

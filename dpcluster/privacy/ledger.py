@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-from .mechanisms import LaplaceMechanism
+
 
 NEIGHBOURING = "add/remove one tuple (unbounded DP)"
 
@@ -38,8 +38,9 @@ class Ledger:
     neighbouring: str = NEIGHBOURING
     entries: list[Spend] = field(default_factory=list)
 
-    def record(self, mech: LaplaceMechanism, purpose: str, round: int = 0) -> LaplaceMechanism:
-        """Append the spend of ``mech`` and return it, so draws read ``ledger.record(m, ..)``."""
+    def record(self, mech, purpose: str, round: int = 0):
+        """Append the spend of ``mech`` (any mechanism with epsilon, sensitivity, scale, delta)
+        and return it, so draws read ``ledger.record(m, ..)``."""
         self.entries.append(
             Spend(
                 purpose=purpose,
@@ -52,6 +53,11 @@ class Ledger:
             )
         )
         return mech
+
+    def extend(self, other: "Ledger") -> "Ledger":
+        """Append every spend of ``other`` (sequential composition of two runs' releases)."""
+        self.entries.extend(other.entries)
+        return self
 
     @property
     def total_epsilon(self) -> float:

@@ -46,3 +46,42 @@ class LaplaceMechanism:
     def noise(self, rng: np.random.Generator, shape: int | tuple[int, ...]) -> np.ndarray:
         """Draw Laplace noise of the given shape from ``rng``."""
         return rng.laplace(0.0, self.scale, size=shape)
+
+
+@dataclass(frozen=True)
+class ExponentialMechanism:
+    """Exponential mechanism (McSherry & Talwar 2007) for a *loss* with sensitivity Δ.
+
+    Picks candidate ω with probability ``∝ exp(−ε · loss(ω) / (2Δ))``, which is ε-DP when
+    every candidate's loss changes by at most Δ between neighbours. ``scale`` is the
+    temperature ``2Δ/ε``.
+    """
+
+    epsilon: float
+    sensitivity: float
+
+    def __post_init__(self) -> None:
+        if not (self.epsilon > 0 and math.isfinite(self.epsilon)):
+            raise ValueError(f"exponential-mechanism epsilon must be positive, got {self.epsilon}")
+        if not (self.sensitivity > 0 and math.isfinite(self.sensitivity)):
+            raise ValueError(f"exponential-mechanism sensitivity must be positive, got "
+                             f"{self.sensitivity}")
+
+    @property
+    def delta(self) -> float:
+        return 0.0
+
+    @property
+    def scale(self) -> float:
+        return 2.0 * self.sensitivity / self.epsilon
+
+    def probabilities(self, loss: np.ndarray) -> np.ndarray:
+        """Selection probabilities (n,) for losses (n,), computed stably (log-sum-exp)."""
+        logits = -np.asarray(loss, dtype=np.float64) / self.scale
+        logits -= logits.max()
+        p = np.exp(logits)
+        return p / p.sum()
+
+    def select(self, rng: np.random.Generator, loss: np.ndarray) -> int:
+        """One draw: the index of the chosen candidate."""
+        return int(rng.choice(len(loss), p=self.probabilities(loss)))

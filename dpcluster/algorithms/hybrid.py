@@ -1,0 +1,49 @@
+"""The EUGkM → DPLloyd hybrid with its MSE-based switch (METHODS A7).
+
+Privacy argument. Neighbouring relation: add/remove one tuple. The switch uses only public
+quantities (N, d, k, ε; METHODS A6 with the worst-case ||o||²), so it costs nothing. When
+it says "hybrid": EUGkM at ε/2 (ε/2-DP, see :mod:`.eugkm`), then one DPLloyd iteration
+from its centroids at ε/2 (counts and sums split by sensitivity, scale (dr+1)/(ε/2), see
+:mod:`.dplloyd`); sequential composition gives ε. Otherwise the fallback is EUGkM at ε.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..analysis import hybrid_switch
+from .dplloyd import DPResult, dplloyd_batch
+from .eugkm import eugkm
+
+
+def hybrid(
+    X: np.ndarray, k: int, epsilon: float, inits: np.ndarray, rng: np.random.Generator,
+    lloyd_runs: int = 1, force: bool = False, theta: float = 10.0, rounding: str = "round",
+    max_iter: int = 100, r: float = 1.0,
+) -> list[DPResult]:
+    """One EUGkM synopsis followed by ``lloyd_runs`` independent DPLloyd iterations.
+
+    X (N, d); inits (30, k, d) the shared sets; ``rng`` is split into the synopsis stream and
+    one (count, sum) pair per DPLloyd run. ``force`` skips the fallback test.
+    Returns ``lloyd_runs`` DPResults (one when falling back); info carries ``fell_back``,
+    ``ineq15`` and the EUGkM grid.
+    """
+    N, d = X.shape
+    switch = hybrid_switch(N, k, d, epsilon, t=5, r=r, theta=theta)
+    syn_rng, lloyd_rng = rng.spawn(2)
+    info = {"ineq15": switch["ineq15"], "forced": force}
+    if not (switch["use_hybrid"] or force):
+        res = eugkm(X, k, epsilon, inits, syn_rng, theta=theta, rounding=rounding,
+                    max_iter=max_iter, r=r)
+        return [DPResult(res.centroids, res.ledger, res.iterations,
+                         {**res.info, **info, "fell_back": True})]
+    first = eugkm(X, k, epsilon / 2.0, inits, syn_rng, theta=theta, rounding=rounding,
+                  max_iter=max_iter, r=r)
+    streams = [dict(zip(("count", "sum"), g.spawn(2))) for g in lloyd_rng.spawn(lloyd_runs)]
+    C, step_ledger = dplloyd_batch(X, np.repeat(first.centroids[None], lloyd_runs, axis=0),
+                                   epsilon / 2.0, streams, iterations=1, r=r)
+    out = []
+    for c in C:
+        ledger = type(first.ledger)().extend(first.ledger).extend(step_ledger)
+        out.append(DPResult(c, ledger, 1, {**first.info, **info, "fell_back": False}))
+    return out
