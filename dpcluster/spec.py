@@ -41,7 +41,8 @@ TOP_KEYS = {"name", "seed", "description", "datasets", "algorithms", "epsilon", 
             "metrics", "plot"}
 REQUIRED = ("name", "seed", "datasets", "algorithms")
 METRICS = ("nicv",)
-PLOT_KINDS = ("nicv_vs_epsilon", "gap_vs_param", "none")
+PLOT_KINDS = ("nicv_vs_epsilon", "gap_vs_param", "nicv_vs_step", "nicv_vs_block",
+              "time_vs_epsilon", "none")
 PLOT_KEYS = {"kind", "log_y", "x", "title"}
 
 
