@@ -25,11 +25,13 @@ test: setup  ## run the whole test suite
 reproduce: setup  ## run one spec: make reproduce SPEC=configs/fig1-s1.yaml [JOBS=2]
 	$(VENV)/bin/dpcluster run $(SPEC) --jobs $(JOBS)
 
-reproduce-all: setup  ## run every figure spec (resumes finished cells)
-	@for s in configs/fig*.yaml; do $(VENV)/bin/dpcluster run $$s --jobs $(JOBS) || exit $$?; done
+reproduce-all: setup  ## run fig1..fig7 (resumes finished cells), then write results/REPORT.md
+	@for s in configs/fig[0-9].yaml; do $(VENV)/bin/dpcluster run $$s --jobs $(JOBS) || exit $$?; done
+	$(VENV)/bin/dpcluster report
 
-smoke: setup  ## the small CI spec
-	$(VENV)/bin/dpcluster run configs/smoke.yaml --jobs $(JOBS)
+smoke: setup  ## the small CI specs: smoke.yaml and the reduced twin of every figure
+	@for s in configs/smoke.yaml configs/smoke-fig*.yaml; do \
+	  $(VENV)/bin/dpcluster run $$s --jobs $(JOBS) --quiet || exit $$?; done
 
 bench: setup  ## kernel benchmark table (ratios vs NumPy and scikit-learn)
 	$(PY) scripts/bench_lloyd.py

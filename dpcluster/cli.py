@@ -147,5 +147,43 @@ def plot(spec_path: str, out: str | None):
         click.echo(str(path))
 
 
+@main.command()
+@click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
+def analyze(spec_path: str):
+    """Print METHODS A6's closed-form MSE predictions for SPEC's datasets and ε grid."""
+    import math
+
+    import pandas as pd
+
+    from . import analysis, data, spec
+
+    try:
+        sp = spec.load(spec_path)
+    except DpclusterError as exc:
+        _fail(str(exc))
+    pd.set_option("display.width", 200)
+    for ds_spec in sp.datasets:
+        try:
+            ds = data.load(ds_spec.name, **ds_spec.kwargs)
+        except DpclusterError as exc:
+            _fail(str(exc))
+        rows = [analysis.predictions(ds.N, ds.k, ds.d, e) for e in sp.epsilon if math.isfinite(e)]
+        click.echo(f"\n{ds.label}: N={ds.N:,} d={ds.d} k={ds.k}  "
+                   f"(hybrid switches on at ε ≥ {rows[0]['switch_on_eps']:.3g}; "
+                   f"θ* = {rows[0]['theta_star']:.3g})")
+        table = pd.DataFrame(rows).drop(columns=["switch_on_eps", "theta_star"])
+        click.echo(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+
+
+@main.command()
+@click.option("--results", "results_dir", type=click.Path(file_okay=False), default="results",
+              show_default=True)
+def report(results_dir: str):
+    """Write RESULTS/REPORT.md: every figure and the papers' claims checked from the tables."""
+    from .report import write_report
+
+    click.echo(str(write_report(results_dir)))
+
+
 if __name__ == "__main__":
     main()

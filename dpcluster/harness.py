@@ -189,6 +189,8 @@ def run_spec(spec: Spec, out: Path | str | None = None, jobs: int = 1, force: bo
     summary = results.summarise(runs) if len(runs) else pd.DataFrame()
     results.atomic_write_text(out / "runs.csv", results.to_csv(runs))
     results.atomic_write_text(out / "summary.csv", results.to_csv(summary))
+    if len(runs):
+        results.atomic_write_text(out / "timing.csv", results.to_csv(results.timing(runs)))
     if len(summary) and spec.plot.kind != "none":
         from . import plotting
 

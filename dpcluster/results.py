@@ -79,7 +79,14 @@ def t975(n: int) -> float:
 
 
 #: per-run columns whose mean is carried into the summary when present
-MEAN_COLUMNS = ("wall_time_s", "fell_back", "block_size", "blocks", "cells", "iterations")
+MEAN_COLUMNS = ("fell_back", "block_size", "blocks", "cells", "iterations")
+
+
+def timing(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean wall-clock seconds per run, per dataset × variant × ε (``timing.csv``; kept out
+    of ``summary.csv`` so that the summary is byte-identical across reruns and ``--jobs``)."""
+    g = runs.groupby(GROUP, sort=False, dropna=False)["wall_time_s"]
+    return g.mean().rename("wall_time_s_mean").reset_index()
 
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:

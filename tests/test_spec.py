@@ -108,3 +108,10 @@ def test_sweeps_expand():
 @pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("*.yaml")), ids=lambda p: p.name)
 def test_every_shipped_config_validates(path):
     spec.load(path)
+
+
+def test_bad_gkm_block_rule():
+    def mutate(raw):
+        raw["algorithms"] = [{"name": "gkm", "params": {"block": "N0.6"}}]
+    err = _err(mutate)
+    assert "my.yaml" in str(err) and "block" in str(err) and "N0.6" in str(err)
