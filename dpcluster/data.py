@@ -127,6 +127,49 @@ FILES: dict[str, FileSource] = {
     ),
 }
 
+#: Datasets with no public copy: the user supplies the file (path in the spec).
+#: name -> (k, label, what the file holds)
+USER_FILES: dict[str, tuple[int, str, str]] = {
+    "tiger": (2, "TIGER (user file)",
+              "2006 TIGER/Line road intersections (WA + NM, 1% sample): text or .gz, one "
+              "record per line, the first two numeric columns (longitude, latitude), comma- "
+              "or whitespace-separated; a non-numeric header line is skipped"),
+}
+
+
+def load_user_file(name: str, path: str, sha256: str = "") -> np.ndarray:
+    """Read a user-supplied dataset file (format in :data:`USER_FILES`); (N, 2) float64."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise DataError(f"{p}: {name} file not found. TIGER has no public copy in datasets/; "
+                        f"supply one ({USER_FILES[name][2]}) and set datasets[].params.path")
+    blob = p.read_bytes()
+    if sha256 and hashlib.sha256(blob).hexdigest() != sha256.lower():
+        raise DataError(f"{p}: checksum mismatch: sha256 is {hashlib.sha256(blob).hexdigest()}, "
+                        f"the spec expects {sha256}")
+    text = (gzip.decompress(blob) if blob[:2] == b"\x1f\x8b" else blob).decode(errors="replace")
+    lines = text.splitlines()
+    delimiter = "," if "," in (lines[1] if len(lines) > 1 else text) else None
+    try:
+        raw = np.loadtxt(io.StringIO(text), delimiter=delimiter, ndmin=2, usecols=(0, 1))
+    except ValueError:
+        try:
+            raw = np.loadtxt(io.StringIO(text), delimiter=delimiter, ndmin=2, usecols=(0, 1),
+                             skiprows=1)
+        except ValueError as exc:
+            raise DataError(f"{p}: cannot read two numeric columns: {exc}") from None
+    if len(raw) < 2:
+        raise DataError(f"{p}: needs at least 2 records, found {len(raw)}")
+    return np.ascontiguousarray(raw, dtype=np.float64)
+
+
+@functools.lru_cache(maxsize=8)
+def _user_file_cached(name: str, path: str, sha256: str) -> Dataset:
+    k, label, _ = USER_FILES[name]
+    X, lo, hi = normalise(load_user_file(name, path, sha256))
+    return Dataset(name, X, k, label, lo, hi, False, str(path))
+
+
 #: Parameters each generator accepts, with defaults (validated by spec.py).
 SYNTHETIC_PARAMS = {"N": 10_000, "k": 5, "d": 2, "seed": 0}
 
@@ -174,13 +217,15 @@ def synthetic(N: int, k: int, d: int, seed: int) -> Dataset:
 
 
 def names() -> list[str]:
-    return sorted([*FILES, "synthetic"])
+    return sorted([*FILES, *USER_FILES, "synthetic"])
 
 
 def describe() -> list[dict]:
     """One row per registry entry, for ``dpcluster list``."""
     rows = [{"name": n, "k": f.k, "label": f.label, "source": f"datasets/{f.file}",
              "params": "k (override)"} for n, f in FILES.items()]
+    rows += [{"name": n, "k": k, "label": label, "source": "user file (params.path)",
+              "params": "path (required), sha256, k"} for n, (k, label, _) in USER_FILES.items()]
     rows.append({"name": "synthetic", "k": "param", "label": "Gaussian blobs (METHODS A0)",
                  "source": "generator",
                  "params": ", ".join(f"{p}={v}" for p, v in SYNTHETIC_PARAMS.items())})
@@ -204,6 +249,12 @@ def load(name: str, **params) -> Dataset:
     if name == "synthetic":
         p = {**SYNTHETIC_PARAMS, **params}
         return _synthetic_cached(int(p["N"]), int(p["k"]), int(p["d"]), int(p["seed"]))
+    if name in USER_FILES:
+        ds = _user_file_cached(name, str(params.get("path", "")), str(params.get("sha256", "")))
+        if "k" in params and int(params["k"]) != ds.k:
+            ds = Dataset(ds.name, ds.X, int(params["k"]), ds.label, ds.lo, ds.hi, False,
+                         ds.source)
+        return ds
     if name not in FILES:
         raise DataError(f"unknown dataset {name!r}; known: {', '.join(names())}")
     ds = _load_file_cached(name)

@@ -191,9 +191,20 @@ def _datasets(file: str, raw: Any) -> tuple[DatasetSpec, ...]:
                      for p, v in data.SYNTHETIC_PARAMS.items()}
             table["k"] = Param(5, int, "", minimum=2)
             table["d"] = Param(2, int, "", minimum=1)
+        elif name in data.USER_FILES:
+            table = {"k": Param(data.USER_FILES[name][0], int, "", minimum=2),
+                     "path": Param("", str, ""), "sha256": Param("", str, "")}
         else:
             table = {"k": Param(data.FILES[name].k, int, "", minimum=2)}
         params = _mapping(file, f"{where}.params", entry.get("params", {}) or {})
+        if name in data.USER_FILES:
+            path = params.get("path")
+            if not path:
+                raise SpecError(file, f"{where}.params.path", path,
+                                f"is required for {name} (no public copy is bundled)",
+                                "see the README section on TIGER")
+            if not Path(str(path)).expanduser().is_file():
+                raise SpecError(file, f"{where}.params.path", path, "file not found")
         for combo in _expand(file, f"{where}.params", params, table):
             out.append(DatasetSpec(name, tuple(sorted(combo.items()))))
     return tuple(out)

@@ -115,3 +115,30 @@ def test_bad_gkm_block_rule():
         raw["algorithms"] = [{"name": "gkm", "params": {"block": "N0.6"}}]
     err = _err(mutate)
     assert "my.yaml" in str(err) and "block" in str(err) and "N0.6" in str(err)
+
+
+def test_tiger_needs_a_path_and_an_existing_file(tmp_path):
+    def no_path(raw):
+        raw["datasets"] = [{"name": "tiger"}]
+    err = _err(no_path)
+    assert "datasets[0].params.path" in str(err) and "required" in str(err)
+
+    def missing(raw):
+        raw["datasets"] = [{"name": "tiger", "params": {"path": str(tmp_path / "nope.csv")}}]
+    assert "file not found" in str(_err(missing))
+
+
+def test_tiger_user_file_loads_normalised(tmp_path):
+    import gzip
+
+    from dpcluster import data
+    from dpcluster.errors import DataError
+
+    path = tmp_path / "tiger.csv.gz"
+    path.write_bytes(gzip.compress(b"lon,lat\n-120.5,47.1\n-106.2,35.0\n-119.0,46.0\n"))
+    raw = {**GOOD, "datasets": [{"name": "tiger", "params": {"path": str(path)}}]}
+    sp = spec.parse(raw, "my.yaml")
+    ds = data.load("tiger", **sp.datasets[0].kwargs)
+    assert ds.X.shape == (3, 2) and ds.k == 2 and ds.X.min() == -1.0 and ds.X.max() == 1.0
+    with pytest.raises(DataError, match="checksum mismatch"):
+        data.load("tiger", path=str(path), sha256="00" * 32)
