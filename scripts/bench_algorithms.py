@@ -1,0 +1,119 @@
+"""Benchmark: cost of one run of each Paper A algorithm beside a naive NumPy reference.
+
+For every (algorithm, dataset) it times, in the same process:
+  * dpcluster: the library call a cell makes for one run (kernels warmed up first);
+  * naive:     a straightforward NumPy implementation of the same computation
+               (per-candidate / per-block / per-run loops, materialised grid centres).
+Both do the same amount of work, so the ratio is the kernel speed-up. Where the naive
+version would take minutes, it is timed on a fixed slice of the work and scaled; the table
+says which. Output: a Markdown table. Usage:
+    python scripts/bench_algorithms.py [--datasets s1,adult,lifesci]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from dpcluster import data
+from dpcluster.algorithms.eugkm import cells_per_axis
+from dpcluster.algorithms.gkm import block_size, n_blocks
+from dpcluster.algorithms.pgkm import genetic_kmeans
+from dpcluster.kernels import cell_centres, grid_histogram, grid_stats, sse
+from dpcluster.kernels.blocks import block_lloyd
+
+
+def _best_of(fn, repeats=3) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def _naive_stats(X, w, C):
+    """Weighted counts/sums/SSE for one centroid set, NumPy broadcasting (k at a time)."""
+    d2 = ((X[:, None, :] - C[None]) ** 2).sum(axis=2)
+    lab = d2.argmin(axis=1)
+    k = C.shape[0]
+    W = np.bincount(lab, weights=w, minlength=k)
+    S = np.stack([np.bincount(lab, weights=w * X[:, i], minlength=k) for i in range(X.shape[1])], 1)
+    return W, S, float((w * d2[np.arange(len(X)), lab]).sum())
+
+
+def bench_eugkm(ds, eps=1.0, runs=30, iters=5):
+    """One weighted-Lloyd iteration of all 30 runs on the noisy grid (EUGkM's inner cost)."""
+    m = cells_per_axis(ds.N, eps, ds.d)
+    rng = np.random.default_rng(0)
+    w = grid_histogram(ds.X, m) + rng.laplace(0, 1 / eps, m**ds.d)
+    C = rng.uniform(-1, 1, (runs, ds.k, ds.d))
+    grid_stats(w, m, C)
+    ours = _best_of(lambda: grid_stats(w, m, C)) * iters
+    centres = cell_centres(m, ds.d)
+    sl = max(1, min(runs, int(2e7 // max(1, centres.size * ds.k))))  # keep the naive side short
+    t = _best_of(lambda: [_naive_stats(centres, w, C[r]) for r in range(sl)], 1)
+    naive = t * runs / sl * iters
+    note = f"{m}^{ds.d} = {m**ds.d:,} cells, {runs} runs x {iters} iterations" + (
+        f"; naive timed on {sl} runs, scaled" if sl < runs else "")
+    return ours, naive, note
+
+
+def bench_gkm(ds, rule="3k"):
+    """Per-block k-means of one GkM run (10 iterations per block)."""
+    b = block_size(rule, ds.N, ds.k)
+    l = n_blocks(ds.N, b)
+    rng = np.random.default_rng(0)
+    Xs = np.ascontiguousarray(ds.X[rng.permutation(ds.N)])
+    starts = np.linspace(0, ds.N, l + 1).round().astype(np.int64)
+    C0 = np.stack([Xs[starts[j] + rng.choice(starts[j + 1] - starts[j], ds.k)] for j in range(l)])
+    block_lloyd(Xs, starts, C0.copy(), 10)
+    ours = _best_of(lambda: block_lloyd(Xs, starts, C0.copy(), 10))
+
+    def naive():
+        for j in range(l):
+            B = Xs[starts[j]:starts[j + 1]]
+            C = C0[j].copy()
+            for _ in range(10):
+                W, S, _ = _naive_stats(B, np.ones(len(B)), C)
+                ok = W > 0
+                C[ok] = S[ok] / W[ok, None]
+
+    return ours, _best_of(naive, 1), f"{l:,} blocks of {b}"
+
+
+def bench_pgkm(ds, eps=1.0, pool=200):
+    """One PGkM run (8 iterations, pool 200): batched pool fitness vs a per-candidate loop."""
+    genetic_kmeans(ds.X, ds.k, np.random.default_rng(0), eps, pool=pool, iterations=1)
+    ours = _best_of(lambda: genetic_kmeans(ds.X, ds.k, np.random.default_rng(0), eps, pool=pool))
+    cands = np.random.default_rng(1).uniform(-1, 1, (pool, ds.k, ds.d))
+    sse(ds.X, cands)
+    naive_pool = _best_of(lambda: [_naive_stats(ds.X, np.ones(ds.N), c)[2] for c in cands], 1)
+    batched_pool = _best_of(lambda: sse(ds.X, cands))
+    # the rest of a run (selection, crossover) is the same code in both: add it to naive
+    other = max(ours - 8 * batched_pool, 0.0)
+    return ours, 8 * naive_pool + other, f"pool {pool} x 8 iterations; fitness {batched_pool * 1e3:.1f} ms vs {naive_pool * 1e3:.0f} ms per pool"
+
+
+BENCHES = {"EUGkM (grid Lloyd)": bench_eugkm, "GkM-3K (block k-means)": bench_gkm,
+           "PGkM (one run)": bench_pgkm}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", default="s1,adult,lifesci")
+    args = ap.parse_args()
+    print("| algorithm | dataset | dpcluster s/run | naive NumPy s/run | ratio | work |")
+    print("|---|---|---|---|---|---|")
+    for name in args.datasets.split(","):
+        ds = data.load(name)
+        for label, fn in BENCHES.items():
+            ours, naive, note = fn(ds)
+            print(f"| {label} | {ds.label} | {ours:.4f} | {naive:.3f} | {naive / ours:.1f}x | {note} |",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
