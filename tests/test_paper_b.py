@@ -1,0 +1,205 @@
+"""Paper B: encodings, estimators, Algorithm 1, kCluster and the distributed settings."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpcluster.kernels.bits import hamming_pairs
+from dpcluster.ldp.baselines import adp, rsp
+from dpcluster.ldp.bitvector import (BVCodec, RecordCodec, dpbv_delta, keep_probability,
+                                     pack_bits, unpack_bits)
+from dpcluster.ldp.distance import consistence, distance_matrix, pair_estimates
+from dpcluster.ldp.kcluster import kcluster
+from dpcluster.ldp.parties import (Custodian, Encoded, Receiver, horizontal_distances,
+                                   vertical_distances)
+from dpcluster.privacy import Ledger
+
+
+# --- encodings and kernels -------------------------------------------------------------
+
+@pytest.mark.parametrize("eps,s,delta", [(2, 1000, 7.514e-56), (1, 1000, 8.96e-137),
+                                         (4, 1000, 1.31e-8), (2, 100, 3.07e-6)])
+def test_theorem4_delta(eps, s, delta):
+    assert dpbv_delta(eps, s) == pytest.approx(delta, rel=2e-3)
+    p = keep_probability(eps)
+    if eps == 2:
+        assert p == pytest.approx(0.88080, abs=1e-5)
+
+
+@pytest.mark.parametrize("s", [1, 63, 64, 65, 1000])
+def test_pack_roundtrip_and_popcount_oracle(rng, s):
+    bits = rng.random((40, 3, s)) < 0.3
+    other = rng.random((40, 3, s)) < 0.6
+    a, b = pack_bits(bits), pack_bits(other)
+    assert a.dtype == np.uint64 and a.shape == (40, 3, (s + 63) // 64)
+    np.testing.assert_array_equal(unpack_bits(a, s), bits)
+    out = np.empty((40, 3), np.int64)
+    hamming_pairs(a, b, out)
+    np.testing.assert_array_equal(out, (bits != other).sum(axis=2))  # naive oracle
+
+
+def test_bv_definition_and_public_private_streams():
+    codec = BVCodec.draw(200, 1.5, 0.0, 10.0, np.random.default_rng(1))
+    assert codec.mu == pytest.approx(13.0)
+    assert codec.centres.min() >= -1.5 and codec.centres.max() <= 11.5
+    x = np.array([2.0, 7.5])
+    bits = unpack_bits(codec.encode(x), 200)
+    np.testing.assert_array_equal(bits, np.abs(x[:, None] - codec.centres) <= 1.5)
+    # the same public codec and private stream give the same report; the flips come only
+    # from the private generator
+    a = codec.encode(x, 1.0, np.random.default_rng(5))
+    b = codec.encode(x, 1.0, np.random.default_rng(5))
+    c = codec.encode(x, 1.0, np.random.default_rng(6))
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
+    with pytest.raises(ValueError, match="private generator"):
+        codec.encode(x, 1.0)
+
+
+@pytest.mark.statistical
+def test_dpbv_keep_probability():
+    eps, s, n = 1.0, 1000, 400
+    codec = BVCodec.draw(s, 3.0, 0.0, 25.0, np.random.default_rng(2))
+    x = np.random.default_rng(3).uniform(0, 25, n)
+    clean = unpack_bits(codec.encode(x), s)
+    ledger = Ledger()
+    noisy = unpack_bits(codec.encode(x, eps, np.random.default_rng(4), ledger), s)
+    kept = (clean == noisy).mean()
+    p = keep_probability(eps)
+    m = n * s
+    assert abs(kept - p) < 6 * math.sqrt(p * (1 - p) / m)  # binomial s.e., 6 sigma
+    assert ledger.entries[0].epsilon == eps and ledger.entries[0].delta == dpbv_delta(eps, s)
+
+
+def test_fig3_worked_example_saturates():
+    """t = 1.2, s = 1000 on [0, 20]: the pair (5, 9) is estimated near 2t = 2.4, not 4."""
+    est = []
+    for seed in range(40):
+        rc = RecordCodec.draw(1000, 1.2, 0, 20, np.random.default_rng(seed))
+        est.append(pair_estimates(rc, rc.encode(np.array([[5.0]])), rc.encode(np.array([[9.0]])),
+                                  None)[0, 0])
+    # per-draw sd = μ sqrt(π(1−π)/(4s)) with π = 4.8/22.4: 0.145; mean over 40 draws
+    assert abs(np.mean(est) - 2.4) < 6 * 0.145 / math.sqrt(40)
+
+
+@pytest.mark.statistical
+def test_debiased_dpbv_estimator_is_unbiased():
+    """Mean over many pairs at distance 2 (< 2t) and over public draws is 2, within 6 s.e."""
+    eps, s, dist = 2.0, 1000, 2.0
+    est = []
+    for seed in range(20):
+        rc = RecordCodec.draw(s, 3.0, 0, 25, np.random.default_rng([7, seed]))
+        x = np.random.default_rng([8, seed]).uniform(0, 23, (500, 1))
+        E = rc.encode(x, eps, np.random.default_rng([9, seed]))
+        F = rc.encode(x + dist, eps, np.random.default_rng([10, seed]))
+        est.append(pair_estimates(rc, E, F, eps)[:, 0])
+    est = np.concatenate(est)
+    p = keep_probability(eps)
+    q = 1 - p
+    pi = 2 * p * q + (p - q) ** 2 * 2 * dist / 31.0
+    sd = 31.0 * math.sqrt(pi * (1 - pi) / (4 * s)) / (p - q) ** 2  # B4 variance
+    # pairs within one public draw share r: use the per-draw means as the samples
+    per_draw = est.reshape(20, -1).mean(axis=1)
+    se = max(per_draw.std(ddof=1), sd / math.sqrt(500)) / math.sqrt(20)
+    assert abs(per_draw.mean() - dist) < 6 * se
+    assert est.std() == pytest.approx(sd, rel=0.25)
+
+
+def test_distance_matrix_matches_pairwise_estimates(rng):
+    rc = RecordCodec.draw(300, [2.0, 3.0, 4.0], np.zeros(3), np.full(3, 10.0),
+                          np.random.default_rng(0))
+    X = rng.uniform(0, 10, (30, 3))
+    E = rc.encode(X, 1.5, np.random.default_rng(1))
+    D = distance_matrix(rc, E, epsilon=1.5)
+    i, j = np.triu_indices(30, 1)
+    per = np.clip(pair_estimates(rc, E[i], E[j], 1.5), 0, rc.widths)
+    np.testing.assert_allclose(D[i, j], np.sqrt((per**2).sum(axis=1)), rtol=1e-12)
+    np.testing.assert_array_equal(D, D.T)
+    assert np.all(np.diag(D) == 0)
+
+
+# --- Algorithm 1 -------------------------------------------------------------------------
+
+def test_consistence_on_a_hand_built_case():
+    """Values 0, 1, 2, 3 with a 'saturated' estimate of 1.9 for every pair ≥ 2 apart."""
+    x = np.array([0.0, 1.0, 2.0, 3.0])
+    D = np.abs(x[:, None] - x[None, :])
+    D[D >= 2] = 1.9  # saturation: τ = 1.9, λ = 0.8·1.9 = 1.52 → only neighbours are local
+    out, F = consistence(D)
+    np.testing.assert_allclose(out, np.abs(x[:, None] - x[None, :]))
+    assert F[0, 1] == 0 and F[0, 2] == 1 and F[0, 3] == 2  # 0-1-2 first, then 0-2 + 2-3
+
+
+def test_consistence_lowers_the_error_on_uniform_values():
+    x = np.random.default_rng(0).uniform(0, 25, (300, 1))
+    rc = RecordCodec.draw(1000, 3.0, 0, 25, np.random.default_rng(1))
+    D = distance_matrix(rc, rc.encode(x))
+    T = np.abs(x - x.T)
+    assert np.abs(consistence(D)[0] - T).mean() < 0.25 * np.abs(D - T).mean()
+
+
+# --- kCluster ----------------------------------------------------------------------------
+
+def test_kcluster_recovers_well_separated_clusters():
+    rng = np.random.default_rng(3)
+    centres = np.array([[0, 0], [10, 0], [0, 10]])
+    X = np.concatenate([c + rng.normal(0, 0.5, (40, 2)) for c in centres])
+    truth = np.repeat(np.arange(3), 40)
+    D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(axis=2))
+    labels, rounds = kcluster(D, 3, np.random.default_rng(0))
+    # same partition up to renaming
+    for c in range(3):
+        assert len(set(labels[truth == c])) == 1
+    assert len(set(labels)) == 3 and rounds >= 1
+
+
+# --- distributed settings --------------------------------------------------------------
+
+def test_no_raw_value_reaches_the_receiver():
+    rng = np.random.default_rng(0)
+    XA, XB = rng.uniform(0, 25, (20, 4)), rng.uniform(0, 25, (15, 4))
+    codec = RecordCodec.draw(256, 6.0, np.zeros(4), np.full(4, 25.0), np.random.default_rng(1))
+    alice = Custodian("alice", XA, 2.0, np.random.default_rng(2))
+    bob = Custodian("bob", XB, 2.0, np.random.default_rng(3))
+    agg = Receiver("aggregator")
+    D = horizontal_distances(alice, bob, codec, agg)
+    assert D.shape == (20, 15)
+    assert agg.received and all(isinstance(m, Encoded) and m.bits.dtype == np.uint64
+                                for m in agg.received)
+    raw_bytes = {XA.tobytes(), XB.tobytes()}
+    assert not any(m.bits.tobytes() in raw_bytes for m in agg.received)
+    with pytest.raises(TypeError):
+        agg.receive(XA)  # a raw array is refused
+    with pytest.raises(TypeError):
+        Encoded("bob", "records", XB)  # and cannot even be wrapped
+    assert alice.ledger.entries and bob.ledger.entries  # every release was recorded
+
+
+@pytest.mark.parametrize("method", ["non-decomposition", "decomposition"])
+def test_vertical_estimate_converges_to_exact_distance(method):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 25, (200, 6))
+    pairs = rng.integers(0, 200, (300, 2))
+    true = np.sqrt(((X[pairs[:, 0]] - X[pairs[:, 1]]) ** 2).sum(axis=1))
+    errors = []
+    for s in (100, 4000):
+        codec = RecordCodec.draw(s, 12.5, np.zeros(3), np.full(3, 25.0), np.random.default_rng(1))
+        bob = Custodian("bob", X, None, np.random.default_rng(2))  # plain BV: error ~ 1/sqrt(s)
+        est = vertical_distances(X[:, :3], bob, pairs, 3, codec, method,
+                                 np.random.default_rng(3), Receiver("alice"))
+        errors.append(np.abs(est - true).mean())
+    assert errors[1] < 0.5 * errors[0] and errors[1] < 1.0
+
+
+def test_adp_and_rsp():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 16, (4000, 64))
+    noisy = adp(X, 2.0, np.random.default_rng(1))
+    assert (noisy - X).std() == pytest.approx(2.0, rel=0.01)
+    assert (adp(X, 4.0, np.random.default_rng(1), sigma_is_variance=True) - X).std() == \
+        pytest.approx(2.0, rel=0.01)
+    P = rsp(X, 48, np.random.default_rng(2))
+    assert P.shape == (4000, 48)
+    i, j = rng.integers(0, 4000, (2, 2000))
+    ratio = ((P[i] - P[j]) ** 2).sum(1).mean() / ((X[i] - X[j]) ** 2).sum(1).mean()
+    assert ratio == pytest.approx(1.0, abs=0.15)  # E||p'_a − p'_b||² = ||p_a − p_b||²
