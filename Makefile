@@ -25,12 +25,13 @@ test: setup  ## run the whole test suite
 reproduce: setup  ## run one spec: make reproduce SPEC=configs/fig1-s1.yaml [JOBS=2]
 	$(VENV)/bin/dpcluster run $(SPEC) --jobs $(JOBS)
 
-reproduce-all: setup  ## run fig1..fig7 (resumes finished cells), then write results/REPORT.md
-	@for s in configs/fig[0-9].yaml; do $(VENV)/bin/dpcluster run $$s --jobs $(JOBS) || exit $$?; done
+reproduce-all: setup  ## run fig1..fig7 and b-* (resumes finished cells), then results/REPORT.md
+	@for s in configs/fig[0-9].yaml configs/b-*.yaml; do \
+	  $(VENV)/bin/dpcluster run $$s --jobs $(JOBS) || exit $$?; done
 	$(VENV)/bin/dpcluster report
 
 smoke: setup  ## the small CI specs: smoke.yaml and the reduced twin of every figure
-	@for s in configs/smoke.yaml configs/smoke-fig*.yaml; do \
+	@for s in configs/smoke.yaml configs/smoke-*.yaml; do \
 	  $(VENV)/bin/dpcluster run $$s --jobs $(JOBS) --quiet || exit $$?; done
 
 bench: setup  ## benchmark tables: DPLloyd vs NumPy/scikit-learn, every algorithm vs naive NumPy

@@ -40,6 +40,23 @@ class Dataset:
     hi: np.ndarray
     standin: bool = False
     source: str = ""
+    #: (N,) int ground-truth classes where the data has them (digits, blobs, moons)
+    classes: np.ndarray | None = None
+    #: (d,) public interval per attribute for Paper B's encodings; default lo, hi
+    domain_lo: np.ndarray | None = None
+    domain_hi: np.ndarray | None = None
+
+    @property
+    def raw(self) -> np.ndarray:
+        """The records in their original units (N, d): ``lo + (X + 1)(hi − lo)/2``."""
+        return self.lo + (self.X + 1.0) * (self.hi - self.lo) / 2.0
+
+    @property
+    def domain(self) -> tuple[np.ndarray, np.ndarray]:
+        """Public per-attribute interval [L, U] (Paper B); the data bounds unless declared."""
+        lo = self.lo if self.domain_lo is None else self.domain_lo
+        hi = self.hi if self.domain_hi is None else self.domain_hi
+        return np.broadcast_to(lo, (self.d,)).astype(float), np.broadcast_to(hi, (self.d,)).astype(float)
 
     @property
     def N(self) -> int:
@@ -73,6 +90,8 @@ class FileSource:
     skip_header: int = 0
     standin: bool = False
     note: str = ""
+    class_column: int | None = None  # ground-truth label column, if any
+    domain: tuple[float, float] | None = None  # public attribute interval (Paper B)
 
     def load(self, path: Path | None = None) -> np.ndarray:
         path = path or DATA_DIR / self.file
@@ -92,6 +111,9 @@ class FileSource:
             )
         except ValueError as exc:
             raise DataError(f"{path}: cannot parse as numbers: {exc}") from None
+        return raw
+
+    def features(self, raw: np.ndarray) -> np.ndarray:
         cols = slice(*self.columns) if self.columns else slice(None)
         return np.ascontiguousarray(raw[:, cols], dtype=np.float64)
 
@@ -124,6 +146,11 @@ FILES: dict[str, FileSource] = {
         "e6a61b6380d3c86b60eb4ac3f00ae33b2d5dcc2f728eb76af28430979fe39767",
         k=5, label="Gowalla (stand-in: 32,229-row subset)", skip_header=1, standin=True,
         note="paper: 107,091 unique SNAP locations; this Liu et al. 2017 subset is a stand-in",
+    ),
+    "digits": FileSource(
+        "digits.csv.gz",
+        "09f66e6debdee2cd2b5ae59e0d6abbb73fc2b0e0185d2e1957e9ebb51e23aa22",
+        k=10, label="Digits (8x8)", columns=(0, 64), class_column=64, domain=(0.0, 16.0),
     ),
 }
 
@@ -170,8 +197,6 @@ def _user_file_cached(name: str, path: str, sha256: str) -> Dataset:
     return Dataset(name, X, k, label, lo, hi, False, str(path))
 
 
-#: Parameters each generator accepts, with defaults (validated by spec.py).
-SYNTHETIC_PARAMS = {"N": 10_000, "k": 5, "d": 2, "seed": 0}
 
 
 def sphere_packing(k: int, d: int, rng: np.random.Generator, r: float = 1.0,
@@ -216,8 +241,47 @@ def synthetic(N: int, k: int, d: int, seed: int) -> Dataset:
                    f"Synthetic k={k} d={d}", -ones, ones, source="generator, METHODS A0")
 
 
+def uniform(N: int, d: int, lo: float, hi: float, k: int, seed: int) -> Dataset:
+    """N records i.i.d. uniform on [lo, hi]^d (Paper B distance experiments). The interval
+    is the public domain; ``k`` only matters if something clusters it."""
+    rng = stream(seed, "uniform", N, d, lo, hi)
+    raw = rng.uniform(lo, hi, size=(N, d))
+    lo_v, hi_v = np.full(d, float(lo)), np.full(d, float(hi))
+    X = np.ascontiguousarray(2.0 * (raw - lo_v) / (hi_v - lo_v) - 1.0)
+    return Dataset(f"uniform(N={N},d={d},lo={lo:g},hi={hi:g},seed={seed})", X, k,
+                   f"Uniform [{lo:g}, {hi:g}]^{d}", lo_v, hi_v, source="generator")
+
+
+def _sklearn_2d(kind: str, N: int, k: int, spread: float, seed: int) -> Dataset:
+    """scikit-learn's ``make_blobs`` (k centres, cluster std ``spread``) or ``make_moons``
+    (noise ``spread``), seeded from the spec's stream; ground-truth classes kept."""
+    from sklearn.datasets import make_blobs, make_moons
+
+    state = int(stream(seed, kind, N, k, spread).integers(2**31 - 1))
+    if kind == "blobs":
+        raw, y = make_blobs(n_samples=N, centers=k, cluster_std=spread, random_state=state)
+    else:
+        raw, y = make_moons(n_samples=N, noise=spread, random_state=state)
+        k = 2
+    X, lo, hi = normalise(raw)
+    return Dataset(f"{kind}(N={N},k={k},spread={spread:g},seed={seed})", X, k,
+                   f"{kind.capitalize()} (scikit-learn, N={N})", lo, hi, source="generator",
+                   classes=y.astype(np.int64))
+
+
+#: name -> (parameter defaults, builder). Parameter types follow the defaults.
+GENERATORS = {
+    "synthetic": ({"N": 10_000, "k": 5, "d": 2, "seed": 0}, synthetic),
+    "uniform": ({"N": 2000, "d": 1, "lo": 0.0, "hi": 25.0, "k": 2, "seed": 0}, uniform),
+    "blobs": ({"N": 500, "k": 4, "spread": 1.0, "seed": 0},
+              lambda N, k, spread, seed: _sklearn_2d("blobs", N, k, spread, seed)),
+    "moons": ({"N": 500, "k": 2, "spread": 0.06, "seed": 0},
+              lambda N, k, spread, seed: _sklearn_2d("moons", N, k, spread, seed)),
+}
+
+
 def names() -> list[str]:
-    return sorted([*FILES, *USER_FILES, "synthetic"])
+    return sorted([*FILES, *USER_FILES, *GENERATORS])
 
 
 def describe() -> list[dict]:
@@ -226,29 +290,40 @@ def describe() -> list[dict]:
              "params": "k (override)"} for n, f in FILES.items()]
     rows += [{"name": n, "k": k, "label": label, "source": "user file (params.path)",
               "params": "path (required), sha256, k"} for n, (k, label, _) in USER_FILES.items()]
-    rows.append({"name": "synthetic", "k": "param", "label": "Gaussian blobs (METHODS A0)",
-                 "source": "generator",
-                 "params": ", ".join(f"{p}={v}" for p, v in SYNTHETIC_PARAMS.items())})
+    for n, (defaults, build) in GENERATORS.items():
+        rows.append({"name": n, "k": "param", "label": (build.__doc__ or n).split("\n")[0],
+                     "source": "generator",
+                     "params": ", ".join(f"{p}={v}" for p, v in defaults.items())})
     return rows
 
 
 @functools.lru_cache(maxsize=32)
 def _load_file_cached(name: str) -> Dataset:
     src = FILES[name]
-    X, lo, hi = normalise(src.load())
-    return Dataset(name, X, src.k, src.label, lo, hi, src.standin, f"datasets/{src.file}")
+    table = src.load()
+    X, lo, hi = normalise(src.features(table))
+    classes = table[:, src.class_column].astype(np.int64) if src.class_column is not None else None
+    dom = (np.full(X.shape[1], src.domain[0]), np.full(X.shape[1], src.domain[1])) \
+        if src.domain else (None, None)
+    return Dataset(name, X, src.k, src.label, lo, hi, src.standin, f"datasets/{src.file}",
+                   classes, *dom)
 
 
 @functools.lru_cache(maxsize=128)
-def _synthetic_cached(N: int, k: int, d: int, seed: int) -> Dataset:
-    return synthetic(N, k, d, seed)
+def _generated_cached(name: str, params: tuple) -> Dataset:
+    return GENERATORS[name][1](**dict(params))
 
 
 def load(name: str, **params) -> Dataset:
     """Load a registry dataset by name. ``params``: ``k`` override, or synthetic's N/k/d/seed."""
-    if name == "synthetic":
-        p = {**SYNTHETIC_PARAMS, **params}
-        return _synthetic_cached(int(p["N"]), int(p["k"]), int(p["d"]), int(p["seed"]))
+    if name in GENERATORS:
+        defaults = GENERATORS[name][0]
+        unknown = set(params) - set(defaults)
+        if unknown:
+            raise DataError(f"{name}: unknown parameter(s) {sorted(unknown)}; known: "
+                            f"{sorted(defaults)}")
+        p = {key: type(v)(params.get(key, v)) for key, v in defaults.items()}
+        return _generated_cached(name, tuple(sorted(p.items())))
     if name in USER_FILES:
         ds = _user_file_cached(name, str(params.get("path", "")), str(params.get("sha256", "")))
         if "k" in params and int(params["k"]) != ds.k:

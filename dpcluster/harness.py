@@ -117,7 +117,7 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
         df["cell"] = cell.id
         df["wall_time_s"] = wall / len(df)  # amortised: runs of a cell share kernel passes
         extra = [c for c in df.columns if c not in RUN_COLUMNS]
-        df = df[RUN_COLUMNS + extra]
+        df = df[[c for c in RUN_COLUMNS if c in df.columns] + extra]
         meta = {"identity": cell.identity, "ledger": ledger, "wall_time_s": wall,
                 "n_runs": len(df), "numba_threads": numba_threads}
         return CellOutcome(cell, df, meta)
@@ -186,7 +186,7 @@ def run_spec(spec: Spec, out: Path | str | None = None, jobs: int = 1, force: bo
     ok = [c for c in cells if results.cell_done(out, c.id)]
     runs = pd.concat([results.read_cell(out, c.id) for c in ok], ignore_index=True) if ok \
         else pd.DataFrame(columns=RUN_COLUMNS)
-    summary = results.summarise(runs) if len(runs) else pd.DataFrame()
+    summary = results.summarise(runs, spec.metrics) if len(runs) else pd.DataFrame()
     results.atomic_write_text(out / "runs.csv", results.to_csv(runs))
     results.atomic_write_text(out / "summary.csv", results.to_csv(summary))
     if len(runs):

@@ -8,10 +8,14 @@ Kinds:
   NICV(method) − NICV(baseline of the same dataset), averaged over the other parameters.
 * ``nicv_vs_step`` (Fig. 4), ``nicv_vs_block`` (Fig. 3), ``time_vs_epsilon`` (Fig. 7):
   one panel per dataset, x = iteration / block size / ε.
+* ``lines`` (Paper B Figs. 3, 5, 6, 8): the primary metric vs ``plot.x``, a parameter or
+  column; ``scatter`` (B Fig. 7): 2-D points coloured by saved labels; ``table`` (Table
+  III): mean ± std of every metric as CSV and Markdown.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -180,6 +184,109 @@ def time_vs_epsilon(summary: pd.DataFrame, out: Path, stem: str, title: str = ""
     return _save(fig, out, stem)
 
 
+def _x_values(sub: pd.DataFrame, x: str) -> pd.Series:
+    """x from a summary column (d, k, epsilon, step) or from the variant's params JSON."""
+    if x in sub.columns:
+        return sub[x].astype(float)
+    return sub["params"].map(lambda p: float(json.loads(p).get(x, math.nan)))
+
+
+def _series_label(row: pd.Series, x: str) -> str:
+    params = {k: v for k, v in json.loads(row["params"]).items() if k != x}
+    shown = ", ".join(f"{k}={v}" for k, v in params.items() if k in row["variant"])
+    return f"{row['algorithm']}({shown})" if shown else row["algorithm"]
+
+
+def lines(summary: pd.DataFrame, out: Path, stem: str, x: str, title: str = "",
+          log_y: bool = False, log_x: bool = False, xlabel: str = "") -> list[Path]:
+    """Primary metric (mean, 95% CI) vs ``x``: one panel per dataset family, one line per
+    algorithm + params other than x (and per ε when several)."""
+    s = summary.copy()
+    s["_x"] = _x_values(s, x)
+    s["_series"] = s.apply(lambda r: _series_label(r, x), axis=1)
+    eps = s["epsilon"].replace(math.inf, np.nan)
+    if eps.nunique() > 1 and x != "epsilon":
+        s["_series"] += eps.map(lambda e: "" if e != e else f", ε={e:g}")
+    s["_panel"] = s["dataset_label"] if x not in ("d", "k", "N") else \
+        s["dataset"].str.replace(r"\(.*", "", regex=True)
+    panels = list(dict.fromkeys(s["_panel"]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.8), squeeze=False)
+    metric = s["metric"].iloc[0] if "metric" in s else "value"
+    for ax, panel in zip(axes.flat, panels):
+        sub = s[s["_panel"] == panel]
+        for series, g in sub.groupby("_series", sort=False):
+            g = g.sort_values("_x")
+            ax.plot(g["_x"], g["mean"], marker="o", ms=3, label=series)
+            ax.fill_between(g["_x"], g["ci95_low"], g["ci95_high"], alpha=0.2)
+        ax.set_title(panel, fontsize=10)
+        ax.set_xlabel(xlabel or x)
+        ax.set_ylabel(metric)
+        if log_x:
+            ax.set_xscale("log")
+        if log_y:
+            ax.set_yscale("log")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return _save(fig, out, stem)
+
+
+def scatter(runs: pd.DataFrame, out: Path, stem: str, title: str = "") -> list[Path]:
+    """2-D datasets: one panel per dataset × variant, points coloured by the first run's
+    labels (runs saved with ``save_labels``). Points are reloaded from the registry."""
+    from . import data
+
+    runs = runs[runs["labels"].notna()] if "labels" in runs else runs.iloc[:0]
+    firsts = runs.groupby(["dataset", "variant", "epsilon"], sort=False, dropna=False).head(1)
+    n = max(1, len(firsts))
+    ncols = min(4, n)
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.4 * nrows), squeeze=False)
+    for ax in list(axes.flat)[len(firsts):]:
+        ax.set_visible(False)
+    cache: dict[str, np.ndarray] = {}
+    for ax, (_, row) in zip(axes.flat, firsts.iterrows()):
+        name, _, rest = row["dataset"].partition("(")
+        kwargs = dict(kv.split("=") for kv in rest.rstrip(")").split(",")) if rest else {}
+        if row["dataset"] not in cache:
+            cache[row["dataset"]] = data.load(name, **kwargs).raw
+        pts = cache[row["dataset"]]
+        lab = np.array(json.loads(row["labels"]))
+        ax.scatter(pts[:, 0], pts[:, 1], c=lab, s=6, cmap="tab10")
+        eps = "" if not math.isfinite(row["epsilon"]) else f", ε={row['epsilon']:g}"
+        ax.set_title(f"{row['dataset_label']}\n{row['variant']}{eps}", fontsize=8)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return _save(fig, out, stem)
+
+
+def table(summary: pd.DataFrame, out: Path, stem: str, metrics: tuple[str, ...]) -> list[Path]:
+    """Table III: one row per dataset × variant × ε, ``mean ± std`` of every metric;
+    written as ``<stem>.csv`` and ``<stem>.md``."""
+    from .results import atomic_write_text, to_csv
+
+    present = [m for m in metrics if f"{m}_mean" in summary.columns]
+    rows = []
+    for _, r in summary.iterrows():
+        eps = "" if not math.isfinite(r["epsilon"]) else f"{r['epsilon']:g}"
+        rows.append({"dataset": r["dataset_label"], "method": r["variant"], "epsilon": eps,
+                     "n": int(r["n"]),
+                     **{m: f"{r[f'{m}_mean']:.3f} ± {r[f'{m}_std']:.3f}" for m in present}})
+    df = pd.DataFrame(rows)
+    head = "| " + " | ".join(df.columns) + " |"
+    sep = "|" + "---|" * len(df.columns)
+    body = ["| " + " | ".join(str(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    paths = [out / f"{stem}.csv", out / f"{stem}.md"]
+    atomic_write_text(paths[0], to_csv(df))
+    atomic_write_text(paths[1], "\n".join([head, sep, *body]) + "\n")
+    return paths
+
+
 KINDS = {"nicv_vs_step": nicv_vs_step, "nicv_vs_block": nicv_vs_block,
          "time_vs_epsilon": time_vs_epsilon}
 
@@ -194,4 +301,11 @@ def render(spec, summary: pd.DataFrame, out: Path) -> list[Path]:
         return gap_vs_param(summary, out, "figure", spec.plot.x, title, spec.plot.log_y)
     if kind in KINDS:
         return KINDS[kind](summary, out, "figure", title, spec.plot.log_y)
+    if kind == "lines":
+        return lines(summary, out, "figure", spec.plot.x[0], title, spec.plot.log_y,
+                     spec.plot.log_x, spec.plot.xlabel)
+    if kind == "scatter":
+        return scatter(pd.read_csv(out / "runs.csv"), out, "figure", title)
+    if kind == "table":
+        return table(summary, out, "table", spec.metrics)
     return []

@@ -212,6 +212,116 @@ def _dplloyd_faster(s):
     return (ok if any_ else None), "; ".join(parts)
 
 
+def _param(s: pd.DataFrame, key: str) -> pd.Series:
+    import json
+
+    return s["params"].map(lambda p: json.loads(p).get(key))
+
+
+def _bv_saturates(s):
+    at4 = s[(s["step"] - 4.0).abs() < 1e-9]["mean"]
+    if at4.empty:
+        return None, "no data"
+    v = float(at4.iloc[0])
+    return 2.0 <= v <= 2.8, f"mean estimate at true distance 4: {v:.3f} (2t = 2.4)"
+
+
+def _bv_tracks(s):
+    near = s[s["step"] <= 2.0 + 1e-9]
+    if near.empty:
+        return None, "no data"
+    worst = float((near["mean"] - near["step"]).abs().max())
+    return worst < 0.15, f"largest |mean estimate − true| for true ≤ 2: {worst:.3f}"
+
+
+def _error_falls_with_s(s):
+    parts, ok, any_ = [], True, False
+    for alg in ("bv_error", "dpbv_error"):
+        sub = s[(s["algorithm"] == alg) & (_param(s, "method") == "plain")].copy()
+        if sub.empty:
+            continue
+        any_ = True
+        sub["s"] = _param(sub, "s")
+        g = sub.groupby("s")["mean"].mean().sort_index()
+        ok &= bool(g.iloc[-1] < g.iloc[0])
+        parts.append(f"{alg}: MAE {g.iloc[0]:.3f} at s={g.index[0]} → {g.iloc[-1]:.3f} at "
+                     f"s={g.index[-1]}")
+    return (ok if any_ else None), "; ".join(parts)
+
+
+def _consistence_helps(s):
+    rows, worse = 0, []
+    for alg in ("bv_error", "dpbv_error"):
+        sub = s[s["algorithm"] == alg].copy()
+        if sub.empty:
+            continue
+        sub["s"], sub["method"] = _param(sub, "s"), _param(sub, "method")
+        piv = sub.pivot_table(index="s", columns="method", values="mean")
+        if {"plain", "consistence"} <= set(piv.columns):
+            rows += len(piv)
+            worse += [f"{alg} s={i}" for i, r in piv.iterrows() if not r["consistence"] < r["plain"]]
+    if rows == 0:
+        return None, "no data"
+    return not worse, f"{rows} (algorithm, s) points; not lower at: {', '.join(worse) or 'none'}"
+
+
+def _vertical(s):
+    sub = s[s["algorithm"] == "vertical_error"].copy()
+    if sub.empty:
+        return None, "no data"
+    sub["method"] = _param(sub, "method")
+    g = sub.groupby(["method", "d"])["mean"].mean()
+    try:
+        nd, de = g["non-decomposition"], g["decomposition"]
+    except KeyError:
+        return None, "no data"
+    grows = nd.iloc[-1] > nd.iloc[0]
+    controlled = de.iloc[-1] < nd.iloc[-1]
+    return bool(grows and controlled), (
+        f"non-decomposition MAE {nd.iloc[0]:.3f} (d={nd.index[0]}) → {nd.iloc[-1]:.3f} "
+        f"(d={nd.index[-1]}); decomposition {de.iloc[0]:.3f} → {de.iloc[-1]:.3f}")
+
+
+def _table_value(s, variant_prefix: str, metric: str = "ari") -> float:
+    sub = s[s["variant"].str.startswith(variant_prefix)]
+    return float(sub[f"{metric}_mean"].iloc[0]) if len(sub) else math.nan
+
+
+def _kcluster_beats_kmeans(s):
+    a, b = _table_value(s, "kcluster"), _table_value(s, "kmeans")
+    if a != a or b != b:
+        return None, "no data"
+    return a > b, f"ARI kCluster {a:.3f} vs k-means {b:.3f}"
+
+
+def _dpbv_close(s):
+    a, b = _table_value(s, "dp_kcluster"), _table_value(s, "kcluster")
+    if a != a or b != b:
+        return None, "no data"
+    return abs(a - b) <= 0.1, f"ARI DPBV kCluster {a:.3f} vs kCluster on original data {b:.3f}"
+
+
+def _adp_rsp_utility(s):
+    base = _table_value(s, "kmeans")
+    vals = {v: float(r["ari_mean"]) for v, r in s.set_index("variant").iterrows()
+            if v.startswith(("adp", "rsp"))}
+    if base != base or not vals:
+        return None, "no data"
+    ok = all(v >= 0.8 * base for v in vals.values())
+    return ok, "ARI " + ", ".join(f"{k} {v:.3f}" for k, v in vals.items()) + f" vs k-means {base:.3f}"
+
+
+def _high_utility_eps(s):
+    sub = s[(s["algorithm"] == "dp_kcluster")].sort_values("epsilon")
+    if sub.empty:
+        return None, "no data"
+    top = float(sub["mean"].iloc[-1])
+    ge1 = sub[sub["epsilon"] >= 1.0]["mean"]
+    ok = bool((ge1 >= 0.9 * top).all())
+    return ok, (f"ARI at ε ≥ 1: {', '.join(f'{v:.3f}' for v in ge1)}; at the largest ε "
+                f"{top:.3f}; at the smallest {float(sub['mean'].iloc[0]):.3f}")
+
+
 CLAIMS = [
     Claim("fig1", "EUGkM beats DPLloyd at ε ≤ 0.1 on S1", _eugkm_small_eps_s1),
     Claim("fig1", "On Adult-num and Lifesci, DPLloyd beats EUGkM at most ε", _dplloyd_high_d),
@@ -231,6 +341,18 @@ CLAIMS = [
     Claim("fig6", "The hybrid scales better than EUGkM in k and d", _hybrid_scales),
     Claim("fig7", "DPLloyd is much faster (> 10x per run) than EUGkM", _dplloyd_faster,
           table="timing.csv"),
+    Claim("b-fig3", "The BV estimate of the pair (5, 9) saturates near 2t (not 4)", _bv_saturates),
+    Claim("b-fig3", "Below 2t the BV estimate tracks the true distance", _bv_tracks),
+    Claim("b-fig5", "The distance error falls as s grows", _error_falls_with_s),
+    Claim("b-fig5", "Algorithm 1 lowers the error at every s", _consistence_helps),
+    Claim("b-fig6", "Non-decomposition error grows with d; decomposition stays below it",
+          _vertical),
+    Claim("b-table3", "kCluster beats k-means on digits (ARI)", _kcluster_beats_kmeans),
+    Claim("b-table3", "DPBV kCluster stays close to kCluster on the original data (ARI ± 0.1)",
+          _dpbv_close),
+    Claim("b-table3", "ADP and RSP keep high utility (ARI ≥ 0.8 × k-means)", _adp_rsp_utility),
+    Claim("b-fig8", "Utility is high for ε ≥ 1 (ARI ≥ 0.9 × the largest-ε value)",
+          _high_utility_eps),
 ]
 
 
@@ -260,8 +382,11 @@ def write_report(results_dir: Path | str = "results") -> Path:
         verdict = {True: "holds", False: "does not hold", None: "—"}[holds]
         lines.append(f"| {claim.spec} | {claim.text} | {verdict} | {evidence} |")
     lines += ["", "## Figures", ""]
-    for fig in sorted(results_dir.glob("fig*/figure.png")):
+    for fig in sorted([*results_dir.glob("fig[0-9]/figure.png"),
+                       *results_dir.glob("b-*/figure.png")]):
         lines += [f"### {fig.parent.name}", "", f"![{fig.parent.name}]({fig.parent.name}/figure.png)", ""]
+    for table in sorted(results_dir.glob("b-*/table.md")):
+        lines += [f"### {table.parent.name}", "", table.read_text(), ""]
     path = results_dir / "REPORT.md"
     atomic_write_text(path, "\n".join(lines) + "\n")
     return path

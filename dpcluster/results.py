@@ -89,23 +89,40 @@ def timing(runs: pd.DataFrame) -> pd.DataFrame:
     return g.mean().rename("wall_time_s_mean").reset_index()
 
 
-def summarise(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per dataset × variant × ε (× ``step`` for traces): n, mean, std (ddof 1), Student-t
-    95% CI, min, max of NICV, plus the mean of each :data:`MEAN_COLUMNS` present
-    (``fell_back`` becomes the hybrid's fallback rate)."""
+def summarise(runs: pd.DataFrame, metrics: tuple[str, ...] | list[str] = ("nicv",)) -> pd.DataFrame:
+    """Per dataset × variant × ε (× ``step`` for traces and sweeps inside a cell).
+
+    The first metric present is the *primary* one: n, mean, std (ddof 1), Student-t 95% CI,
+    min and max. Every metric present also gets ``<metric>_mean`` and ``<metric>_std``, and
+    each :data:`MEAN_COLUMNS` column present its mean (``fell_back`` becomes the hybrid's
+    fallback rate). Rows without a value for the primary metric are left out of its n.
+    """
     rows = []
     group = GROUP + (["step"] if "step" in runs.columns else [])
     extras = [c for c in MEAN_COLUMNS if c in runs.columns]
+    present = [m for m in metrics if m in runs.columns]
+    if not present:
+        raise ValueError(f"none of the metrics {list(metrics)} is a column of the runs")
+    primary = present[0]
     for key, g in runs.groupby(group, sort=False, dropna=False):
-        v = g["nicv"].to_numpy(dtype=float)
+        v = pd.to_numeric(g[primary], errors="coerce").to_numpy(dtype=float)
+        v = v[np.isfinite(v)]
         n = len(v)
+        if n == 0:
+            continue
         mean = float(np.mean(v))
         std = float(np.std(v, ddof=1)) if n > 1 else 0.0
         half = t975(n) * std / math.sqrt(n) if n > 1 else 0.0
         means = {f"{c}_mean": float(pd.to_numeric(g[c], errors="coerce").astype(float).mean())
                  for c in extras}
-        rows.append({**dict(zip(group, key)), "n": n, "mean": mean, "std": std,
-                     "ci95_low": mean - half, "ci95_high": mean + half,
+        per_metric = {}
+        for m in present:
+            col = pd.to_numeric(g[m], errors="coerce").astype(float)
+            per_metric[f"{m}_mean"] = float(col.mean())
+            per_metric[f"{m}_std"] = float(col.std(ddof=1)) if col.count() > 1 else 0.0
+        rows.append({**dict(zip(group, key)), "metric": primary, "n": n, "mean": mean,
+                     "std": std, "ci95_low": mean - half, "ci95_high": mean + half,
                      "min": float(np.min(v)), "max": float(np.max(v)),
-                     "epsilon_spent_max": float(g["epsilon_spent"].max()), **means})
+                     "epsilon_spent_max": float(g["epsilon_spent"].max()), **means,
+                     **per_metric})
     return pd.DataFrame(rows)

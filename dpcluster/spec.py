@@ -40,10 +40,11 @@ from .rng import canonical
 TOP_KEYS = {"name", "seed", "description", "datasets", "algorithms", "epsilon", "init",
             "metrics", "plot"}
 REQUIRED = ("name", "seed", "datasets", "algorithms")
-METRICS = ("nicv",)
+METRICS = ("nicv", "estimate", "mae", "rmse", "ari", "nmi", "ami", "homogeneity",
+           "completeness", "v_measure", "silhouette")
 PLOT_KINDS = ("nicv_vs_epsilon", "gap_vs_param", "nicv_vs_step", "nicv_vs_block",
-              "time_vs_epsilon", "none")
-PLOT_KEYS = {"kind", "log_y", "x", "title"}
+              "time_vs_epsilon", "lines", "scatter", "table", "none")
+PLOT_KEYS = {"kind", "log_y", "log_x", "x", "title", "xlabel"}
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,8 @@ class PlotSpec:
     log_y: bool = True
     x: tuple[str, ...] = ()
     title: str = ""
+    log_x: bool = False
+    xlabel: str = ""
 
 
 @dataclass(frozen=True)
@@ -186,11 +189,12 @@ def _datasets(file: str, raw: Any) -> tuple[DatasetSpec, ...]:
         if name not in data.names():
             raise SpecError(file, f"{where}.name", name, "unknown dataset",
                             did_you_mean(str(name), data.names()))
-        if name == "synthetic":
-            table = {p: Param(v, int, "", minimum=1 if p != "seed" else 0)
-                     for p, v in data.SYNTHETIC_PARAMS.items()}
-            table["k"] = Param(5, int, "", minimum=2)
-            table["d"] = Param(2, int, "", minimum=1)
+        if name in data.GENERATORS:
+            table = {p: Param(v, type(v), "", minimum=None if isinstance(v, float)
+                              else (0 if p == "seed" else 1))
+                     for p, v in data.GENERATORS[name][0].items()}
+            if "k" in table:
+                table["k"] = Param(table["k"].default, int, "", minimum=1)
         elif name in data.USER_FILES:
             table = {"k": Param(data.USER_FILES[name][0], int, "", minimum=2),
                      "path": Param("", str, ""), "sha256": Param("", str, "")}
@@ -288,10 +292,17 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
     if kind == "gap_vs_param" and (not x or any(v not in ("k", "d") for v in x)):
         raise SpecError(file, "plot.x", plot_raw.get("x"), "gap_vs_param needs x: a list of "
                         "dataset parameters among 'k', 'd'")
+    if kind == "lines" and len(x) != 1:
+        raise SpecError(file, "plot.x", plot_raw.get("x"), "lines needs x: one algorithm "
+                        "parameter, dataset parameter or run column (e.g. s, d, epsilon, step)")
     log_y = plot_raw.get("log_y", True)
     if not isinstance(log_y, bool):
         raise SpecError(file, "plot.log_y", log_y, "must be true or false")
-    plot = PlotSpec(kind, log_y, tuple(x), str(plot_raw.get("title", "")))
+    log_x = plot_raw.get("log_x", False)
+    if not isinstance(log_x, bool):
+        raise SpecError(file, "plot.log_x", log_x, "must be true or false")
+    plot = PlotSpec(kind, log_y, tuple(x), str(plot_raw.get("title", "")), log_x,
+                    str(plot_raw.get("xlabel", "")))
     description = str(raw.get("description", ""))
     return Spec(name, seed, description, datasets, algorithms, epsilon, init, tuple(metrics),
                 plot, file, raw)

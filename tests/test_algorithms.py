@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 
 from dpcluster import data, kernels
-from dpcluster.algorithms import (dplloyd, dplloyd_batch, dplloyd_improved, eugkm,
-                                  initial_sets, lloyd, lloyd_batch)
+from dpcluster.algorithms import (
+    dplloyd,
+    dplloyd_batch,
+    dplloyd_improved,
+    eugkm,
+    initial_sets,
+    lloyd,
+    lloyd_batch,
+)
 from dpcluster.algorithms.dplloyd import improved_iterations, improved_ratio, improved_split
 from dpcluster.algorithms.eugkm import cells_per_axis
 from dpcluster.rng import StreamFactory

@@ -12,7 +12,6 @@ import numpy as np
 
 from ..kernels import cluster_stats, grid_stats
 
-
 Stats = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 

@@ -7,70 +7,17 @@ hybrid, DPBV, …) means adding one :class:`AlgorithmInfo` here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
-
 import numpy as np
 
-from ..data import Dataset
 from ..kernels import nicv
-from ..rng import StreamFactory
+from .base import AlgorithmInfo, CellContext, Param, Row
 from .dplloyd import dplloyd_batch, improved_iterations
 from .eugkm import ROUNDING, eugkm
 from .gkm import ALIGN, MINIT, block_size, gkm, n_blocks, noise_diagnostic, sample_and_aggregate
 from .hybrid import hybrid
-from .init import INIT_METHODS, initial_sets
+from .init import INIT_METHODS
 from .lloyd import lloyd_batch
 from .pgkm import genetic_kmeans
-
-
-@dataclass(frozen=True)
-class Param:
-    """One algorithm parameter: default, type, allowed values, lower bound and meaning."""
-
-    default: Any
-    kind: type
-    doc: str
-    choices: tuple | None = None
-    minimum: float | None = None
-    #: returns a problem description for a bad value, or None
-    check: Callable[[Any], str | None] | None = None
-
-
-@dataclass(frozen=True)
-class CellContext:
-    """Everything a cell runner needs. ``init_sets(method)`` gives the shared (S, k, d) sets."""
-
-    dataset: Dataset
-    k: int
-    epsilon: float
-    params: dict
-    repeat: int
-    n_init: int
-    init_method: str
-    streams: StreamFactory
-    init_streams: StreamFactory
-
-    def init_sets(self, method: str | None = None) -> np.ndarray:
-        return initial_sets(self.init_streams, self.n_init, self.k, self.dataset.d,
-                            method or self.init_method)
-
-
-Row = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class AlgorithmInfo:
-    name: str
-    summary: str
-    private: bool
-    repeat_default: int
-    repeat_doc: str
-    run_cell: Callable[[CellContext], tuple[list[Row], dict]]
-    params: dict[str, Param] = field(default_factory=dict)
-    #: runs in one cell given (repeat, number of init sets)
-    count_runs: Callable[[int, int], int] = lambda repeat, n_init: repeat * n_init
 
 
 def _lloyd_cell(ctx: CellContext) -> tuple[list[Row], dict]:
@@ -308,3 +255,8 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
                 "max_iter": Param(100, int, "weighted Lloyd iteration cap", minimum=1)},
     ),
 }
+
+# Paper B's entries live with their code (dpcluster/ldp/experiments.py).
+from ..ldp.experiments import PAPER_B  # noqa: E402
+
+ALGORITHMS.update(PAPER_B)

@@ -13,8 +13,6 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-
-
 NEIGHBOURING = "add/remove one tuple (unbounded DP)"
 
 

@@ -1,0 +1,68 @@
+"""What every algorithm entry declares: its parameters, protocol and cell runner.
+
+A *cell* is one (dataset, algorithm + params, ε) combination of a spec. Its runner gets a
+:class:`CellContext` and returns (rows, ledger dict): one row per run, holding the run's
+``init`` and ``rep`` indices, its metrics and ``epsilon_spent``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..data import Dataset
+from ..rng import StreamFactory
+from .init import initial_sets
+
+
+@dataclass(frozen=True)
+class Param:
+    """One algorithm parameter: default, type, allowed values, lower bound and meaning."""
+
+    default: Any
+    kind: type
+    doc: str
+    choices: tuple | None = None
+    minimum: float | None = None
+    #: returns a problem description for a bad value, or None
+    check: Callable[[Any], str | None] | None = None
+
+
+@dataclass(frozen=True)
+class CellContext:
+    """Everything a cell runner needs. ``init_sets(method)`` gives the shared (S, k, d) sets."""
+
+    dataset: Dataset
+    k: int
+    epsilon: float
+    params: dict
+    repeat: int
+    n_init: int
+    init_method: str
+    streams: StreamFactory
+    init_streams: StreamFactory
+
+    def init_sets(self, method: str | None = None) -> np.ndarray:
+        return initial_sets(self.init_streams, self.n_init, self.k, self.dataset.d,
+                            method or self.init_method)
+
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class AlgorithmInfo:
+    name: str
+    summary: str
+    private: bool
+    repeat_default: int
+    repeat_doc: str
+    run_cell: Callable[[CellContext], tuple[list[Row], dict]]
+    params: dict[str, Param] = field(default_factory=dict)
+    #: runs in one cell given (repeat, number of init sets)
+    count_runs: Callable[[int, int], int] = lambda repeat, n_init: repeat * n_init
+
+
