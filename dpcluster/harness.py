@@ -167,6 +167,8 @@ def run_spec(spec: Spec, out: Path | str | None = None, jobs: int = 1, force: bo
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     cells = expand(spec)
     todo = [c for c in cells if force or not results.cell_done(out, c.id)]
+    if not force:  # the same cell finished for another spec is reused byte for byte
+        todo = [c for c in todo if not results.borrow_cell(out, c.id)]
     resumed = len(cells) - len(todo)
     runs_total = sum(c.n_runs for c in cells)
     runs_done = sum(c.n_runs for c in cells if c not in todo)

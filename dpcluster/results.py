@@ -69,6 +69,27 @@ def cell_done(out: Path, cell_id: str) -> bool:
     return csv_path.is_file() and json_path.is_file()
 
 
+def borrow_cell(out: Path, cell_id: str) -> bool:
+    """Copy a finished cell with this id from a sibling spec's folder (``out/../*/cells``).
+
+    A cell id hashes everything that determines its numbers (root seed, dataset, algorithm,
+    params, ε, repeat, init sets), so a cell finished for one spec (Fig. 1's DPLloyd at
+    ε = 0.5) *is* the same cell in another (Fig. 5, Fig. 7). The copy is byte-identical and
+    atomic. Returns True if a cell was borrowed.
+    """
+    if not out.parent.is_dir():
+        return False
+    for sibling in sorted(out.parent.iterdir()):
+        if sibling == out or not sibling.is_dir() or not cell_done(sibling, cell_id):
+            continue
+        src_csv, src_json = cell_paths(sibling, cell_id)
+        dst_csv, dst_json = cell_paths(out, cell_id)
+        atomic_write_bytes(dst_csv, src_csv.read_bytes())
+        atomic_write_bytes(dst_json, src_json.read_bytes())
+        return True
+    return False
+
+
 def read_cell(out: Path, cell_id: str) -> pd.DataFrame:
     return pd.read_csv(cell_paths(out, cell_id)[0], keep_default_na=False, na_values=[""])
 

@@ -45,7 +45,7 @@ def test_outputs_exist_and_hold_numbers(tmp_path):
 
 def test_resume_after_crash_repeats_no_finished_cell(tmp_path, monkeypatch):
     sp = _spec(tmp_path)
-    clean = harness.run_spec(sp, tmp_path / "clean")
+    clean = harness.run_spec(sp, tmp_path / "elsewhere" / "clean")  # not a sibling: no reuse
     crashed = tmp_path / "crashed"
     real_write = results.write_cell
     written = []
@@ -74,10 +74,27 @@ def test_resume_after_crash_repeats_no_finished_cell(tmp_path, monkeypatch):
     assert harness.run_spec(sp, crashed, force=True).cells_computed == rep.cells_total
 
 
+def test_a_cell_finished_for_another_spec_is_reused(tmp_path, monkeypatch):
+    """Fig. 5 and Fig. 7 share cells with Fig. 1: same identity, same bytes, no recompute."""
+    first = harness.run_spec(_spec(tmp_path), tmp_path / "results" / "first")
+    other = _spec(tmp_path, name="other", algorithms=[{"name": "dplloyd", "repeat": 4},
+                                                      {"name": "dplloyd", "repeat": 5}])
+    computed = []
+    real_run = harness.run_cell
+    monkeypatch.setattr(harness, "run_cell", lambda c, *a: computed.append(c.id) or real_run(c, *a))
+    rep = harness.run_spec(other, tmp_path / "results" / "other")
+    shared = [c for c in harness.expand(other) if c.algorithm.repeat == 4]
+    assert rep.cells_resumed == len(shared) == 4 and len(computed) == 4  # repeat 5 is new
+    for c in shared:
+        a, b = (tmp_path / "results" / n / "cells" / f"{c.id}.csv" for n in ("first", "other"))
+        assert a.read_bytes() == b.read_bytes()
+    assert first.cells_computed == first.cells_total
+
+
 def test_same_bytes_for_any_jobs(tmp_path):
     sp = _spec(tmp_path)
-    one = harness.run_spec(sp, tmp_path / "j1", jobs=1)
-    two = harness.run_spec(sp, tmp_path / "j2", jobs=2)
+    one = harness.run_spec(sp, tmp_path / "j1" / "out", jobs=1)  # separate parents:
+    two = harness.run_spec(sp, tmp_path / "j2" / "out", jobs=2)  # nothing borrowed
     assert (one.out / "summary.csv").read_bytes() == (two.out / "summary.csv").read_bytes()
     r1 = pd.read_csv(one.out / "runs.csv").drop(columns=TIMING)
     r2 = pd.read_csv(two.out / "runs.csv").drop(columns=TIMING)
@@ -86,10 +103,10 @@ def test_same_bytes_for_any_jobs(tmp_path):
 
 
 def test_streams_depend_on_identity_not_repeat_count(tmp_path):
-    a = harness.run_spec(_spec(tmp_path), tmp_path / "a").runs
+    a = harness.run_spec(_spec(tmp_path), tmp_path / "a" / "out").runs
     more = [dict(x, repeat=x.get("repeat", 1) * 2) if x["name"] == "dplloyd" else x
             for x in TINY["algorithms"]]
-    b = harness.run_spec(_spec(tmp_path, algorithms=more), tmp_path / "b").runs
+    b = harness.run_spec(_spec(tmp_path, algorithms=more), tmp_path / "b" / "out").runs
     key = ["dataset", "algorithm", "epsilon", "init", "rep"]
     merged = a[a.algorithm == "dplloyd"].merge(b, on=key, suffixes=("", "_b"))
     assert len(merged) == (a.algorithm == "dplloyd").sum()
