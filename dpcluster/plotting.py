@@ -124,45 +124,42 @@ def _panels(summary: pd.DataFrame, ylabel: str, title: str):
     return fig, panels
 
 
-def nicv_vs_step(summary: pd.DataFrame, out: Path, stem: str, title: str = "",
-                 log_y: bool = True) -> list[Path]:
-    """Figure 4: mean NICV after each iteration (Lloyd over init sets, Gene over runs)."""
-    base = _baseline(summary)
-    traced = summary[summary["step"].notna()] if "step" in summary else summary.iloc[:0]
-    fig, panels = _panels(traced, "NICV", title)
+def _per_dataset_lines(rows: pd.DataFrame, out: Path, stem: str, x: str, series: str,
+                       y: str, ylabel: str, xlabel: str, title: str, log_x: bool,
+                       log_y: bool, baseline: pd.Series | None = None) -> list[Path]:
+    """One panel per dataset; one line of ``y`` vs ``x`` per value of ``series``; the
+    baseline (per dataset) as a dashed line when given."""
+    fig, panels = _panels(rows, ylabel, title)
     for ax, ds, sub in panels:
-        for variant, g in sub.groupby("variant", sort=False):
-            g = g.sort_values("step")
-            ax.plot(g["step"], g["mean"], marker="o", ms=2, label=variant)
-        if ds in base.index:
-            ax.axhline(base[ds], color="k", ls="--", lw=1, label="baseline (Lloyd, min)")
-        ax.set_xlabel("iteration")
+        for name, g in sub.groupby(series, sort=False):
+            g = g.sort_values(x)
+            ax.plot(g[x], g[y], marker="o", ms=3, label=name)
+        if baseline is not None and ds in baseline.index:
+            ax.axhline(baseline[ds], color="k", ls="--", lw=1, label="baseline (Lloyd, min)")
+        ax.set_xlabel(xlabel)
+        if log_x:
+            ax.set_xscale("log")
         if log_y:
             ax.set_yscale("log")
         ax.legend(fontsize=7)
     fig.tight_layout()
     return _save(fig, out, stem)
+
+
+def nicv_vs_step(summary: pd.DataFrame, out: Path, stem: str, title: str = "",
+                 log_y: bool = True) -> list[Path]:
+    """Figure 4: mean NICV after each iteration (Lloyd over init sets, Gene over runs)."""
+    traced = summary[summary["step"].notna()] if "step" in summary else summary.iloc[:0]
+    return _per_dataset_lines(traced, out, stem, "step", "variant", "mean", "NICV",
+                              "iteration", title, False, log_y, _baseline(summary))
 
 
 def nicv_vs_block(summary: pd.DataFrame, out: Path, stem: str, title: str = "",
                   log_y: bool = True) -> list[Path]:
     """Figure 3: mean NICV vs block size (log x) for GkM, SAG and Noise."""
-    base = _baseline(summary)
     blocks = summary[summary["block_size_mean"].notna()]
-    fig, panels = _panels(blocks, "NICV", title)
-    for ax, ds, sub in panels:
-        for alg, g in sub.groupby("algorithm", sort=False):
-            g = g.sort_values("block_size_mean")
-            ax.plot(g["block_size_mean"], g["mean"], marker="o", ms=3, label=alg)
-        if ds in base.index:
-            ax.axhline(base[ds], color="k", ls="--", lw=1, label="baseline (Lloyd, min)")
-        ax.set_xscale("log")
-        ax.set_xlabel("block size (records)")
-        if log_y:
-            ax.set_yscale("log")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    return _save(fig, out, stem)
+    return _per_dataset_lines(blocks, out, stem, "block_size_mean", "algorithm", "mean", "NICV",
+                              "block size (records)", title, True, log_y, _baseline(summary))
 
 
 def time_vs_epsilon(summary: pd.DataFrame, out: Path, stem: str, title: str = "",
@@ -170,18 +167,8 @@ def time_vs_epsilon(summary: pd.DataFrame, out: Path, stem: str, title: str = ""
     """Figure 7: mean wall-clock seconds per run vs ε (log x, log y), from ``timing.csv``."""
     timed = pd.read_csv(out / "timing.csv")
     timed = timed[np.isfinite(timed["epsilon"])]
-    fig, panels = _panels(timed, "seconds per run", title)
-    for ax, _ds, sub in panels:
-        for variant, g in sub.groupby("variant", sort=False):
-            g = g.sort_values("epsilon")
-            ax.plot(g["epsilon"], g["wall_time_s_mean"], marker="o", ms=3, label=variant)
-        ax.set_xscale("log")
-        ax.set_xlabel("ε")
-        if log_y:
-            ax.set_yscale("log")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    return _save(fig, out, stem)
+    return _per_dataset_lines(timed, out, stem, "epsilon", "variant", "wall_time_s_mean",
+                              "seconds per run", "ε", title, True, log_y)
 
 
 def _x_values(sub: pd.DataFrame, x: str) -> pd.Series:

@@ -50,6 +50,20 @@ def _fraction_better(s, a, b, ds, eps_max=math.inf) -> tuple[float, int]:
     return sum(x[e] < y[e] for e in common) / len(common), len(common)
 
 
+def _each_dataset(s: pd.DataFrame, check, datasets=None) -> Verdict:
+    """Apply ``check(rows of one dataset, name) -> (ok, text) | None`` to every dataset
+    (or the named ones); holds when every checked dataset holds, "no data" when none could
+    be checked."""
+    parts, ok, any_ = [], True, False
+    for ds in datasets or _datasets(s):
+        got = check(s[s["dataset"] == ds], ds)
+        if got is not None:
+            any_ = True
+            ok &= bool(got[0])
+            parts.append(got[1])
+    return (ok if any_ else None), "; ".join(parts) if parts else "no data"
+
+
 def _eugkm_small_eps_s1(s):
     frac, n = _fraction_better(s, "eugkm", "dplloyd", "s1", eps_max=0.1)
     return (None, "no data") if n == 0 else (frac == 1.0, f"EUGkM < DPLloyd at {frac:.0%} of {n} ε ≤ 0.1")
@@ -120,70 +134,61 @@ def _grows(s, variant, x) -> Verdict:
                                           f"at {x}={g.index[-1]}: {g.iloc[-1]:.4f}")
 
 
+def _at_block(sub: pd.DataFrame, algorithm: str, rule: str) -> float | None:
+    rows = sub[(sub["algorithm"] == algorithm) & (_param(sub, "block") == rule)]["mean"]
+    return float(rows.iloc[0]) if len(rows) else None
+
+
 def _sag_below_gkm(s):
-    parts, ok, any_ = [], True, False
-    for ds in _datasets(s):
-        sub = s[(s["dataset"] == ds) & s["params"].str.contains('"N\\^0.6"', regex=True)]
-        g = sub[sub["algorithm"] == "gkm"]["mean"]
-        a = sub[sub["algorithm"] == "gkm_sag"]["mean"]
-        if len(g) and len(a):
-            any_ = True
-            ok &= float(g.iloc[0]) > 2 * float(a.iloc[0])
-            parts.append(f"{ds} GkM {g.iloc[0]:.3g} vs SAG {a.iloc[0]:.3g}")
-    return (ok if any_ else None), "; ".join(parts)
+    def check(sub, ds):
+        g, a = _at_block(sub, "gkm", "N^0.6"), _at_block(sub, "gkm_sag", "N^0.6")
+        if g is None or a is None:
+            return None
+        return g > 2 * a, f"{ds} GkM {g:.3g} vs SAG {a:.3g}"
+    return _each_dataset(s, check)
 
 
 def _small_blocks_help(s):
-    parts, ok, any_ = [], True, False
-    for ds in _datasets(s):
-        sub = s[(s["dataset"] == ds) & (s["algorithm"] == "gkm")]
-        big = sub[sub["params"].str.contains('"N\\^0.6"', regex=True)]["mean"]
-        small = sub[sub["params"].str.contains('"3k"')]["mean"]
-        if len(big) and len(small):
-            any_ = True
-            ok &= float(small.iloc[0]) < float(big.iloc[0])
-            parts.append(f"{ds} 3k {small.iloc[0]:.3g} vs N^0.6 {big.iloc[0]:.3g}")
-    return (ok if any_ else None), "; ".join(parts)
+    def check(sub, ds):
+        big, small = _at_block(sub, "gkm", "N^0.6"), _at_block(sub, "gkm", "3k")
+        if big is None or small is None:
+            return None
+        return small < big, f"{ds} 3k {small:.3g} vs N^0.6 {big:.3g}"
+    return _each_dataset(s, check)
 
 
 def _lloyd_faster_early(s):
-    parts, ok, any_ = [], True, False
-    for ds in _datasets(s):
-        sub = s[(s["dataset"] == ds) & (s.get("step") == 3)]
-        lo = sub[sub["algorithm"] == "lloyd_steps"]["mean"]
-        ge = sub[sub["algorithm"] == "gene"]["mean"]
-        if len(lo) and len(ge):
-            any_ = True
-            ok &= float(lo.iloc[0]) < float(ge.iloc[0])
-            parts.append(f"{ds} step 3: Lloyd {lo.iloc[0]:.4g}, Gene {ge.iloc[0]:.4g}")
-    return (ok if any_ else None), "; ".join(parts)
+    def check(sub, ds):
+        at3 = sub[sub["step"] == 3] if "step" in sub else sub.iloc[:0]
+        lo = at3[at3["algorithm"] == "lloyd_steps"]["mean"]
+        ge = at3[at3["algorithm"] == "gene"]["mean"]
+        if not (len(lo) and len(ge)):
+            return None
+        return (float(lo.iloc[0]) < float(ge.iloc[0]),
+                f"{ds} step 3: Lloyd {lo.iloc[0]:.4g}, Gene {ge.iloc[0]:.4g}")
+    return _each_dataset(s, check)
 
 
 def _hybrid_falls_back_low_d(s):
-    parts, ok, any_ = [], True, False
-    for ds in ("s1", "gowalla", "image"):
-        sub = s[(s["dataset"] == ds) & (s["algorithm"] == "hybrid")]
-        if len(sub) and "fell_back_mean" in sub:
-            any_ = True
-            rate = float(sub.sort_values("epsilon")["fell_back_mean"].iloc[0])
-            ok &= rate == 1.0
-            parts.append(f"{ds} fallback rate at smallest ε: {rate:.0%}")
-    return (ok if any_ else None), "; ".join(parts)
+    def check(sub, ds):
+        h = sub[sub["algorithm"] == "hybrid"]
+        if h.empty or "fell_back_mean" not in h:
+            return None
+        rate = float(h.sort_values("epsilon")["fell_back_mean"].iloc[0])
+        return rate == 1.0, f"{ds} fallback rate at smallest ε: {rate:.0%}"
+    return _each_dataset(s, check, ("s1", "gowalla", "image"))
 
 
 def _hybrid_best_high_d(s):
-    parts, ok, any_ = [], True, False
-    for ds in ("adult", "lifesci"):
-        h = _means(s, "hybrid", ds)
+    def check(sub, ds):
+        h = _means(sub, "hybrid")
         if h.empty:
-            continue
-        any_ = True
-        others = [_means(s, a, ds) for a in ("dplloyd", "eugkm")]
+            return None
+        others = [_means(sub, a) for a in ("dplloyd", "eugkm")]
         best = [e for e in h.index if all(e in o.index and h[e] <= o[e] for o in others)]
         frac = len(best) / len(h)
-        ok &= frac > 0.5
-        parts.append(f"{ds}: hybrid best at {frac:.0%} of {len(h)} ε")
-    return (ok if any_ else None), "; ".join(parts)
+        return frac > 0.5, f"{ds}: hybrid best at {frac:.0%} of {len(h)} ε"
+    return _each_dataset(s, check, ("adult", "lifesci"))
 
 
 def _hybrid_scales(s):
@@ -199,17 +204,14 @@ def _hybrid_scales(s):
 
 
 def _dplloyd_faster(s):
-    """Uses ``timing.csv`` (passed in place of the summary, see CLAIM_TABLE)."""
-    parts, ok, any_ = [], True, False
-    for ds in _datasets(s):
-        sub = s[s["dataset"] == ds]
+    """Uses ``timing.csv`` (the claim's ``table``)."""
+    def check(sub, ds):
         a = sub[sub["algorithm"] == "dplloyd"]["wall_time_s_mean"].mean()
         b = sub[sub["algorithm"] == "eugkm"]["wall_time_s_mean"].mean()
-        if a == a and b == b:
-            any_ = True
-            ok &= b > 10 * a
-            parts.append(f"{ds} EUGkM/DPLloyd time per run {b / a:.0f}x")
-    return (ok if any_ else None), "; ".join(parts)
+        if a != a or b != b:
+            return None
+        return b > 10 * a, f"{ds} EUGkM/DPLloyd time per run {b / a:.0f}x"
+    return _each_dataset(s, check)
 
 
 def _param(s: pd.DataFrame, key: str) -> pd.Series:
