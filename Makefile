@@ -34,9 +34,10 @@ smoke: setup  ## the small CI specs: smoke.yaml and the reduced twin of every fi
 	@for s in configs/smoke.yaml configs/smoke-*.yaml; do \
 	  $(VENV)/bin/dpcluster run $$s --jobs $(JOBS) --quiet || exit $$?; done
 
-bench: setup  ## benchmark tables: DPLloyd vs NumPy/scikit-learn, every algorithm vs naive NumPy
+bench: setup  ## benchmark tables: DPLloyd vs NumPy/scikit-learn, every algorithm and DPBV vs naive NumPy
 	$(PY) scripts/bench_lloyd.py
 	$(PY) scripts/bench_algorithms.py
+	$(PY) scripts/bench_dpbv.py
 
 clean:  ## remove the venv and caches (not results)
 	rm -rf $(VENV) .numba-cache .pytest_cache
