@@ -234,3 +234,26 @@ def test_paper_b_spec_runs_through_the_harness(tmp_path):
     assert s.loc["dp_kcluster", "epsilon_spent_max"] == pytest.approx(2 * 2.0)
     table = (tmp_path / "out" / "table.md").read_text()
     assert "dp_kcluster(s=128)" in table and "±" in table
+
+
+def test_mediators_make_unreachable_pairs_reachable():
+    """Two groups 7 apart with t = 1.5 (2t = 3): cross pairs are unreachable by Algorithm 1
+    alone and saturate near 3; mediators every ≤ 1.5 bridge the gap (B2)."""
+    from dpcluster.ldp.distance import consistent_distances, mediator_values
+
+    x = np.concatenate([np.linspace(0, 3, 7), np.linspace(10, 13, 7)])
+    assert len(mediator_values(x, 1.5)) == 4 and mediator_values(np.array([1.0]), 1.5).size == 0
+    codec = RecordCodec.draw(4000, 1.5, 0, 13, np.random.default_rng(0))
+    alice = Custodian("alice", x[:, None], None, np.random.default_rng(1))
+    receiver = Receiver("aggregator")
+    plain = receiver.receive(alice.encode_records(codec))
+    D0, F0 = consistent_distances(codec, plain, len(x))
+    msg = alice.encode_with_mediators(codec, 0, spacing=1.5)
+    assert msg.n_mediators == 4 and msg.bits.shape[0] == len(x) + 4
+    D1, F1 = consistent_distances(codec, receiver.receive(msg), len(x))
+    truth = np.abs(x[:, None] - x[None, :])
+    cross = np.ix_(range(7), range(7, 14))
+    assert np.all(F0[cross] == np.iinfo(np.int64).max)  # unreachable without mediators
+    assert D0[cross].max() < 3.6  # saturated near 2t
+    assert np.all(F1[cross] < np.iinfo(np.int64).max)
+    assert np.abs(D1[cross] - truth[cross]).max() < 1.0

@@ -121,3 +121,28 @@ def consistence(D: np.ndarray, kappa: float = 0.8, tau: str = "max",
         D, Dn = Dn, D
         F, Fn = Fn, F
     return D, F
+
+
+def mediator_values(x: np.ndarray, spacing: float) -> np.ndarray:
+    """Dummy values bridging every gap wider than ``spacing`` between sorted values (B2).
+
+    A custodian inserts them so that pairs across a gap wider than 2t become reachable by
+    a chain of local-view links; they are encoded like real values, used only as links by
+    Algorithm 1, and dropped from the output. Returns the mediators (M,) in gap order.
+    """
+    xs = np.unique(np.asarray(x, dtype=np.float64).reshape(-1))
+    out = []
+    for a, gap in zip(xs[:-1], np.diff(xs)):
+        if gap > spacing:
+            n = int(np.ceil(gap / spacing)) - 1
+            out.append(a + gap * np.arange(1, n + 1) / (n + 1))
+    return np.concatenate(out) if out else np.empty(0)
+
+
+def consistent_distances(codec: RecordCodec, E: np.ndarray, n_real: int,
+                         epsilon: float | None = None, kappa: float = 0.8,
+                         tau: str = "max") -> tuple[np.ndarray, np.ndarray]:
+    """One attribute's distances after Algorithm 1, the last ``len(E) − n_real`` encodings
+    being mediators: returns (D (n_real, n_real), flags) with the mediators dropped."""
+    D, F = consistence(distance_matrix(codec, E, epsilon=epsilon), kappa, tau)
+    return D[:n_real, :n_real], F[:n_real, :n_real]

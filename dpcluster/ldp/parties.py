@@ -25,7 +25,7 @@ import numpy as np
 
 from ..privacy import Ledger
 from .bitvector import BVCodec, RecordCodec
-from .distance import distance_matrix, pair_estimates
+from .distance import distance_matrix, mediator_values, pair_estimates
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,8 @@ class Encoded:
     sender: str
     what: str
     bits: np.ndarray
+    #: how many of the trailing encodings are mediators (B2), a count only
+    n_mediators: int = 0
 
     def __post_init__(self) -> None:
         if not (isinstance(self.bits, np.ndarray) and self.bits.dtype == np.uint64):
@@ -56,6 +58,16 @@ class Custodian:
         X = self._raw[:, columns]
         bits = codec.encode(X, self.epsilon, self.private_rng.spawn(1)[0], self.ledger)
         return Encoded(self.name, "records", bits)
+
+    def encode_with_mediators(self, codec: RecordCodec, column: int, spacing: float) -> Encoded:
+        """One attribute of every record, followed by mediator values that bridge gaps wider
+        than ``spacing`` (B2's intermediate-value trick). The receiver learns how many
+        mediators there are, never their values."""
+        x = self._raw[:, column]
+        med = mediator_values(x, spacing)
+        values = np.concatenate([x, med])[:, None]
+        bits = codec.encode(values, self.epsilon, self.private_rng.spawn(1)[0], self.ledger)
+        return Encoded(self.name, f"attribute {column} + mediators", bits, len(med))
 
     def encode_partial_sq_distances(self, pairs: np.ndarray, columns: slice, codec: BVCodec
                                     ) -> tuple[Encoded, Encoded]:
