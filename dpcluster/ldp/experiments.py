@@ -19,7 +19,7 @@ import numpy as np
 from ..algorithms.base import AlgorithmInfo, CellContext, Param, Row
 from ..privacy import Ledger
 from .baselines import adp, kmeans_labels, rsp
-from .bitvector import RecordCodec
+from .bitvector import RANGE_MODES, RecordCodec
 from .distance import consistence, distance_matrix, pair_estimates
 from .kcluster import kcluster
 from .parties import Custodian, Receiver, vertical_distances
@@ -29,11 +29,13 @@ CLUSTER_METRICS = ("ari", "nmi", "ami", "homogeneity", "completeness", "v_measur
 
 
 def _codec(ctx: CellContext, rep: int, s: int, t: float) -> RecordCodec:
-    """The public codec of repetition ``rep``: t = 0 means half of each attribute's range."""
+    """The public codec of repetition ``rep``: t = 0 means half of each attribute's range;
+    the centres' range follows the cell's ``range`` parameter (METHODS B1)."""
     lo, hi = ctx.dataset.domain
     tt = (hi - lo) / 2.0 if t <= 0 else np.full(len(lo), float(t))
-    rng = ctx.init_streams.child("bv-public", int(s), float(t), rep)
-    return RecordCodec.draw(int(s), tt, lo, hi, rng)
+    mode = ctx.params.get("range", "extended")
+    rng = ctx.init_streams.child("bv-public", int(s), float(t), mode, rep)
+    return RecordCodec.draw(int(s), tt, lo, hi, rng, mode)
 
 
 def _shared(ctx: CellContext, what: str, rep: int) -> np.random.Generator:
@@ -198,6 +200,8 @@ def _cluster_cell(ctx: CellContext, method: str, private: bool) -> tuple[list[Ro
 _S = Param(1000, int, "s, bits per value", minimum=1)
 _T_HALF = Param(0.0, float, "t, half-window; 0 = half of each attribute's range", minimum=0.0)
 _SAVE = Param(False, bool, "store each run's labels (for scatter plots)")
+_RANGE = Param("extended", str, "centres r ~ U[L−t, U+t], μ = U−L+2t (extended) or "
+               "U[L, U], μ = U−L (plain)", choices=RANGE_MODES)
 
 
 def _entry(name, summary, private, runner, params, repeat=10, doc="independent repetitions"):
@@ -207,7 +211,8 @@ def _entry(name, summary, private, runner, params, repeat=10, doc="independent r
 
 
 def _clusterer(name: str, method: str, private: bool, summary: str, extra: dict) -> AlgorithmInfo:
-    params = {**({"s": _S, "t": _T_HALF} if private else {}), **extra, "save_labels": _SAVE}
+    params = {**({"s": _S, "t": _T_HALF, "range": _RANGE} if private else {}), **extra,
+              "save_labels": _SAVE}
     return _entry(name, summary, private, lambda c: _cluster_cell(c, method, private), params)
 
 
@@ -219,14 +224,14 @@ _KC = {"max_iter": Param(100, int, "kCluster rounds", minimum=1)}
 PAPER_B: dict[str, AlgorithmInfo] = {
     "bv_profile": _entry(
         "bv_profile", "plain BV estimate vs true distance (B Fig. 3)", False, _profile_cell,
-        {"s": _S, "t": Param(1.2, float, "t, half-window", minimum=1e-12),
+        {"s": _S, "t": Param(1.2, float, "t, half-window", minimum=1e-12), "range": _RANGE,
          "step": Param(0.25, float, "true-distance grid step", minimum=1e-6),
          "pairs": Param(200, int, "pairs per distance", minimum=1)}, repeat=1,
         doc="public codec draws"),
     **{name: _entry(
         name, f"{kind} distance error, plain or after Algorithm 1 (B Fig. 5)", private,
         lambda c, private=private: _error_cell(c, private),
-        {"s": _S, "t": Param(3.0, float, "t, half-window", minimum=1e-12),
+        {"s": _S, "t": Param(3.0, float, "t, half-window", minimum=1e-12), "range": _RANGE,
          "method": Param("plain", str, "estimate as is, or after Algorithm 1",
                          choices=("plain", "consistence")),
          "kappa": Param(0.8, float, "λ = κτ (Algorithm 1)", minimum=0.0),
@@ -236,7 +241,7 @@ PAPER_B: dict[str, AlgorithmInfo] = {
        for name, kind, private in (("bv_error", "BV", False), ("dpbv_error", "DPBV", True))},
     "vertical_error": _entry(
         "vertical_error", "vertical partition distance error (B Fig. 6)", True, _vertical_cell,
-        {"s": _S, "t": _T_HALF,
+        {"s": _S, "t": _T_HALF, "range": _RANGE,
          "method": Param("non-decomposition", str, "Bob's encoding",
                          choices=("non-decomposition", "decomposition")),
          "pairs": Param(10000, int, "random pairs scored", minimum=1)}, repeat=3),
