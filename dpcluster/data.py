@@ -269,14 +269,18 @@ def _sklearn_2d(kind: str, N: int, k: int, spread: float, seed: int) -> Dataset:
                    classes=y.astype(np.int64))
 
 
-#: name -> (parameter defaults, builder). Parameter types follow the defaults.
+#: name -> (parameter defaults, builder, description). Parameter types follow the defaults.
 GENERATORS = {
-    "synthetic": ({"N": 10_000, "k": 5, "d": 2, "seed": 0}, synthetic),
-    "uniform": ({"N": 2000, "d": 1, "lo": 0.0, "hi": 25.0, "k": 2, "seed": 0}, uniform),
+    "synthetic": ({"N": 10_000, "k": 5, "d": 2, "seed": 0}, synthetic,
+                  "k Gaussian clusters in [-1, 1]^d (METHODS A0)"),
+    "uniform": ({"N": 2000, "d": 1, "lo": 0.0, "hi": 25.0, "k": 2, "seed": 0}, uniform,
+                "i.i.d. uniform on [lo, hi]^d (Paper B distances)"),
     "blobs": ({"N": 500, "k": 4, "spread": 1.0, "seed": 0},
-              lambda N, k, spread, seed: _sklearn_2d("blobs", N, k, spread, seed)),
+              lambda N, k, spread, seed: _sklearn_2d("blobs", N, k, spread, seed),
+              "scikit-learn make_blobs, cluster std = spread (Paper B Fig. 7)"),
     "moons": ({"N": 500, "k": 2, "spread": 0.06, "seed": 0},
-              lambda N, k, spread, seed: _sklearn_2d("moons", N, k, spread, seed)),
+              lambda N, k, spread, seed: _sklearn_2d("moons", N, k, spread, seed),
+              "scikit-learn make_moons, noise = spread (Paper B Fig. 7)"),
 }
 
 
@@ -290,8 +294,8 @@ def describe() -> list[dict]:
              "params": "k (override)"} for n, f in FILES.items()]
     rows += [{"name": n, "k": k, "label": label, "source": "user file (params.path)",
               "params": "path (required), sha256, k"} for n, (k, label, _) in USER_FILES.items()]
-    for n, (defaults, build) in GENERATORS.items():
-        rows.append({"name": n, "k": "param", "label": (build.__doc__ or n).split("\n")[0],
+    for n, (defaults, _, label) in GENERATORS.items():
+        rows.append({"name": n, "k": "param", "label": label,
                      "source": "generator",
                      "params": ", ".join(f"{p}={v}" for p, v in defaults.items())})
     return rows
