@@ -178,10 +178,17 @@ def _x_values(sub: pd.DataFrame, x: str) -> pd.Series:
     return sub["params"].map(lambda p: float(json.loads(p).get(x, math.nan)))
 
 
-def _series_label(row: pd.Series, x: str) -> str:
-    params = {k: v for k, v in json.loads(row["params"]).items() if k != x}
-    shown = ", ".join(f"{k}={v}" for k, v in params.items() if k in row["variant"])
-    return f"{row['algorithm']}({shown})" if shown else row["algorithm"]
+def _series_labels(s: pd.DataFrame, x: str) -> pd.Series:
+    """algorithm + the parameters (other than x) that vary within the figure."""
+    params = s["params"].map(json.loads)
+    keys = sorted({k for p in params for k in p if k != x})
+    varying = [k for k in keys if len({json.dumps(p.get(k)) for p in params}) > 1]
+
+    def label(alg, p):
+        shown = ", ".join(f"{k}={p[k]}" for k in varying if k in p)
+        return f"{alg}({shown})" if shown else alg
+
+    return pd.Series([label(a, p) for a, p in zip(s["algorithm"], params)], index=s.index)
 
 
 def lines(summary: pd.DataFrame, out: Path, stem: str, x: str, title: str = "",
@@ -190,7 +197,7 @@ def lines(summary: pd.DataFrame, out: Path, stem: str, x: str, title: str = "",
     algorithm + params other than x (and per ε when several)."""
     s = summary.copy()
     s["_x"] = _x_values(s, x)
-    s["_series"] = s.apply(lambda r: _series_label(r, x), axis=1)
+    s["_series"] = _series_labels(s, x)
     eps = s["epsilon"].replace(math.inf, np.nan)
     if eps.nunique() > 1 and x != "epsilon":
         s["_series"] += eps.map(lambda e: "" if e != e else f", ε={e:g}")
@@ -213,7 +220,7 @@ def lines(summary: pd.DataFrame, out: Path, stem: str, x: str, title: str = "",
         if log_y:
             ax.set_yscale("log")
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, framealpha=0.8)
     if title:
         fig.suptitle(title)
     fig.tight_layout()

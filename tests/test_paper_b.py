@@ -199,6 +199,12 @@ def test_vertical_estimate_converges_to_exact_distance(method):
                                  np.random.default_rng(3), Receiver("alice"))
         errors.append(np.abs(est - true).mean())
     assert errors[1] < 0.5 * errors[0] and errors[1] < 1.0
+    dp_bob = Custodian("bob", X, 2.0, np.random.default_rng(4))
+    vertical_distances(X[:, :3], dp_bob, pairs, 3, codec, method, np.random.default_rng(3),
+                       Receiver("alice"))
+    # non-decomposition: one spend per Bob attribute; decomposition: one for R² (the
+    # reference 0 is data-independent and free)
+    assert len(dp_bob.ledger.entries) == (3 if method == "non-decomposition" else 1)
 
 
 def test_adp_and_rsp():

@@ -110,7 +110,10 @@ def _vertical_cell(ctx: CellContext) -> tuple[list[Row], dict]:
     for rep in range(ctx.repeat):
         full = _codec(ctx, rep, p["s"], p["t"])
         right = RecordCodec(full.attributes[l:])
-        bob = Custodian("bob", raw, ctx.epsilon, ctx.streams.child("flips", rep))
+        eps = ctx.epsilon
+        if p["budget"] == "per_record" and p["method"] == "non-decomposition":
+            eps = ctx.epsilon / (d - l)  # Bob's ε split over his d − l attribute encodings
+        bob = Custodian("bob", raw, eps, ctx.streams.child("flips", rep))
         pairs = _random_pairs(_shared(ctx, "pairs", rep), len(raw), p["pairs"])
         est = vertical_distances(raw[:, :l], bob, pairs, l, right, p["method"],
                                  ctx.init_streams.child("bv-public-z", int(p["s"]), rep),
@@ -244,6 +247,9 @@ PAPER_B: dict[str, AlgorithmInfo] = {
         {"s": _S, "t": _T_HALF, "range": _RANGE,
          "method": Param("non-decomposition", str, "Bob's encoding",
                          choices=("non-decomposition", "decomposition")),
+         "budget": Param("per_encoding", str, "ε per encoded value (the paper's reading) or "
+                         "per record: non-decomposition splits ε over Bob's attributes",
+                         choices=("per_encoding", "per_record")),
          "pairs": Param(10000, int, "random pairs scored", minimum=1)}, repeat=3),
     "kmeans": _clusterer("kmeans", "kmeans", False, "k-means on the original data "
                          "(scikit-learn, n_init 10)", {}),
