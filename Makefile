@@ -26,7 +26,7 @@ reproduce: setup  ## run one spec: make reproduce SPEC=configs/fig1-s1.yaml [JOB
 	$(VENV)/bin/dpcluster run $(SPEC) --jobs $(JOBS)
 
 reproduce-all: setup  ## run fig1..fig7 and b-* (resumes finished cells), then results/REPORT.md
-	@for s in configs/fig[0-9].yaml configs/b-*.yaml; do \
+	@for s in configs/fig[0-9].yaml configs/numeric-checks.yaml configs/b-*.yaml; do \
 	  $(VENV)/bin/dpcluster run $$s --jobs $(JOBS) || exit $$?; done
 	$(VENV)/bin/dpcluster report
 

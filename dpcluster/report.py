@@ -327,6 +327,21 @@ def _high_utility_eps(s):
                 f"{top:.3f}; at the smallest {float(sub['mean'].iloc[0]):.3f}")
 
 
+def _near_published(algorithm: str, value: float, force: bool | None = None):
+    """The paper's number lies inside our 95% CI, or within 10% of our mean."""
+    def check(s):
+        sub = s[(s["algorithm"] == algorithm) & (s["dataset"] == "adult") & (s["epsilon"] == 0.05)]
+        if force is not None:
+            sub = sub[_param(sub, "force") == force]
+        if sub.empty:
+            return None, "no data"
+        r = sub.iloc[0]
+        inside = r["ci95_low"] <= value <= r["ci95_high"] or abs(r["mean"] - value) <= 0.1 * value
+        return bool(inside), (f"ours {r['mean']:.3f} (95% CI {r['ci95_low']:.3f}–"
+                              f"{r['ci95_high']:.3f}, n = {int(r['n'])}); paper {value}")
+    return check
+
+
 CLAIMS = [
     Claim("fig1", "EUGkM beats DPLloyd at ε ≤ 0.1 on S1", _eugkm_small_eps_s1),
     Claim("fig1", "On Adult-num and Lifesci, DPLloyd beats EUGkM at most ε", _dplloyd_high_d),
@@ -346,6 +361,10 @@ CLAIMS = [
     Claim("fig6", "The hybrid scales better than EUGkM in k and d", _hybrid_scales),
     Claim("fig7", "DPLloyd is much faster (> 10x per run) than EUGkM", _dplloyd_faster,
           table="timing.csv"),
+    Claim("numeric-checks", "Adult-num, ε = 0.05: the hybrid falls back to EUGkM, NICV 0.370",
+          _near_published("hybrid", 0.370, force=False)),
+    Claim("numeric-checks", "Adult-num, ε = 0.05: EUGkM + one forced DPLloyd step, NICV 0.244",
+          _near_published("hybrid", 0.244, force=True)),
     Claim("b-fig3", "The BV estimate of the pair (5, 9) saturates near 2t (not 4)", _bv_saturates),
     Claim("b-fig3", "Below 2t the BV estimate tracks the true distance", _bv_tracks),
     Claim("b-fig5", "The distance error falls as s grows", _error_falls_with_s),
