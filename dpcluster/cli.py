@@ -49,6 +49,16 @@ class Progress:
             self.last = now
 
 
+def _load_spec(spec_path: str):
+    """The validated spec, or exit 2 with the one-line message (file, key, value)."""
+    from . import spec
+
+    try:
+        return spec.load(spec_path)
+    except DpclusterError as exc:
+        _fail(str(exc))
+
+
 @click.group()
 @click.version_option(package_name="dpcluster")
 def main() -> None:
@@ -95,12 +105,9 @@ def run(spec_path: str, jobs: int, out: str | None, force: bool, dry_run: bool, 
 @click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
 def validate(spec_path: str):
     """Check SPEC without running it."""
-    from . import harness, spec
+    from . import harness
 
-    try:
-        sp = spec.load(spec_path)
-    except DpclusterError as exc:
-        _fail(str(exc))
+    sp = _load_spec(spec_path)
     cells = harness.expand(sp)
     click.echo(f"{spec_path}: ok ({len(cells)} cells, {sum(c.n_runs for c in cells):,} runs)")
 
@@ -133,12 +140,9 @@ def plot(spec_path: str, out: str | None):
 
     import pandas as pd
 
-    from . import plotting, spec
+    from . import plotting
 
-    try:
-        sp = spec.load(spec_path)
-    except DpclusterError as exc:
-        _fail(str(exc))
+    sp = _load_spec(spec_path)
     folder = Path(out) if out else Path("results") / sp.name
     table = folder / "summary.csv"
     if not table.is_file():
@@ -155,12 +159,9 @@ def analyze(spec_path: str):
 
     import pandas as pd
 
-    from . import analysis, data, spec
+    from . import analysis, data
 
-    try:
-        sp = spec.load(spec_path)
-    except DpclusterError as exc:
-        _fail(str(exc))
+    sp = _load_spec(spec_path)
     pd.set_option("display.width", 200)
     for ds_spec in sp.datasets:
         try:

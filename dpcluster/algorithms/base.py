@@ -66,3 +66,11 @@ class AlgorithmInfo:
     count_runs: Callable[[int, int], int] = lambda repeat, n_init: repeat * n_init
 
 
+
+
+def independent_runs(name: str, summary: str, private: bool, run_cell, params: dict,
+                     repeat: int = 100, doc: str = "independent runs") -> AlgorithmInfo:
+    """An entry whose protocol is ``repeat`` independent runs (no init sets)."""
+    return AlgorithmInfo(name, summary, private=private, repeat_default=repeat, repeat_doc=doc,
+                         run_cell=run_cell, params=params,
+                         count_runs=lambda repeat, n_init: repeat)

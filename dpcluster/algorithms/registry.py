@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import nicv
-from .base import AlgorithmInfo, CellContext, Param, Row
+from .base import AlgorithmInfo, CellContext, Param, Row, independent_runs
 from .dplloyd import dplloyd_batch, improved_iterations
 from .eugkm import ROUNDING, eugkm
 from .gkm import ALIGN, MINIT, block_size, gkm, n_blocks, noise_diagnostic, sample_and_aggregate
@@ -208,41 +208,27 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
         run_cell=_lloyd_steps_cell, count_runs=lambda repeat, n_init: n_init,
         params={"steps": Param(30, int, "iterations traced", minimum=1)},
     ),
-    "gkm": AlgorithmInfo(
-        "gkm", "GUPT sample-and-aggregate k-means, METHODS A4 (GkM-3K: block: 3k)",
-        private=True, repeat_default=100, repeat_doc="independent runs",
-        run_cell=lambda c: _gkm_cell(c, "gkm"), count_runs=lambda repeat, n_init: repeat,
-        params=_GKM_PARAMS,
-    ),
-    "gkm_3k": AlgorithmInfo(
-        "gkm_3k", "GkM with blocks of 3k records, METHODS A4", private=True,
-        repeat_default=100, repeat_doc="independent runs",
-        run_cell=lambda c: _gkm_cell(c, "gkm"), count_runs=lambda repeat, n_init: repeat,
-        params={**_GKM_PARAMS, "block": Param("3k", str, _GKM_PARAMS["block"].doc)},
-    ),
-    "gkm_sag": AlgorithmInfo(
+    "gkm": independent_runs(
+        "gkm", "GUPT sample-and-aggregate k-means, METHODS A4 (GkM-3K: block: 3k)", True,
+        lambda c: _gkm_cell(c, "gkm"), _GKM_PARAMS),
+    "gkm_3k": independent_runs(
+        "gkm_3k", "GkM with blocks of 3k records, METHODS A4", True,
+        lambda c: _gkm_cell(c, "gkm"),
+        {**_GKM_PARAMS, "block": Param("3k", str, _GKM_PARAMS["block"].doc)}),
+    "gkm_sag": independent_runs(
         "gkm_sag", "SAG: GkM's block average without noise (Fig. 3 diagnostic, not private)",
-        private=False, repeat_default=100, repeat_doc="independent runs",
-        run_cell=lambda c: _gkm_cell(c, "sag"), count_runs=lambda repeat, n_init: repeat,
-        params=_GKM_PARAMS,
-    ),
-    "gkm_noise": AlgorithmInfo(
+        False, lambda c: _gkm_cell(c, "sag"), _GKM_PARAMS),
+    "gkm_noise": independent_runs(
         "gkm_noise", "Noise: baseline centroids + Eq.-3 noise (Fig. 3 diagnostic, not "
-        "private)", private=True, repeat_default=100, repeat_doc="independent runs",
-        run_cell=lambda c: _gkm_cell(c, "noise"), count_runs=lambda repeat, n_init: repeat,
-        params={"block": _GKM_PARAMS["block"]},
-    ),
-    "pgkm": AlgorithmInfo(
-        "pgkm", "PrivGene k-means, METHODS A5", private=True, repeat_default=100,
-        repeat_doc="independent runs", run_cell=lambda c: _genetic_cell(c, True),
-        count_runs=lambda repeat, n_init: repeat, params=_GENE_PARAMS,
-    ),
-    "gene": AlgorithmInfo(
+        "private)", True, lambda c: _gkm_cell(c, "noise"), {"block": _GKM_PARAMS["block"]}),
+    "pgkm": independent_runs(
+        "pgkm", "PrivGene k-means, METHODS A5", True, lambda c: _genetic_cell(c, True),
+        _GENE_PARAMS),
+    "gene": independent_runs(
         "gene", "non-private genetic k-means (PGkM's twin), NICV per iteration (Fig. 4)",
-        private=False, repeat_default=10, repeat_doc="independent runs",
-        run_cell=lambda c: _genetic_cell(c, False), count_runs=lambda repeat, n_init: repeat,
-        params={**_GENE_PARAMS, "iterations": Param(30, int, "iterations r_it", minimum=1)},
-    ),
+        False, lambda c: _genetic_cell(c, False),
+        {**_GENE_PARAMS, "iterations": Param(30, int, "iterations r_it", minimum=1)},
+        repeat=10),
     "hybrid": AlgorithmInfo(
         "hybrid", "EUGkM(ε/2) then one DPLloyd iteration (ε/2), MSE switch, METHODS A7",
         private=True, repeat_default=10, repeat_doc="EUGkM synopses (× lloyd_runs each)",

@@ -16,7 +16,7 @@ import json
 
 import numpy as np
 
-from ..algorithms.base import AlgorithmInfo, CellContext, Param, Row
+from ..algorithms.base import AlgorithmInfo, CellContext, Param, Row, independent_runs
 from ..privacy import Ledger
 from .baselines import adp, kmeans_labels, rsp
 from .bitvector import RANGE_MODES, RecordCodec
@@ -208,9 +208,7 @@ _RANGE = Param("extended", str, "centres r ~ U[L−t, U+t], μ = U−L+2t (exten
 
 
 def _entry(name, summary, private, runner, params, repeat=10, doc="independent repetitions"):
-    return AlgorithmInfo(name, summary, private=private, repeat_default=repeat, repeat_doc=doc,
-                         run_cell=runner, params=params,
-                         count_runs=lambda repeat, n_init: repeat)
+    return independent_runs(name, summary, private, runner, params, repeat, doc)
 
 
 def _clusterer(name: str, method: str, private: bool, summary: str, extra: dict) -> AlgorithmInfo:

@@ -12,6 +12,13 @@ from dataclasses import dataclass
 import numpy as np
 
 
+def _check_budget(name: str, epsilon: float, sensitivity: float) -> None:
+    """A mechanism needs a positive, finite ε and sensitivity."""
+    for what, value in (("epsilon", epsilon), ("sensitivity", sensitivity)):
+        if not (value > 0 and math.isfinite(value)):
+            raise ValueError(f"{name} {what} must be positive and finite, got {value}")
+
+
 @dataclass(frozen=True)
 class LaplaceMechanism:
     """Laplace mechanism for a vector-valued query with L1 sensitivity ``sensitivity``.
@@ -25,10 +32,7 @@ class LaplaceMechanism:
     sensitivity: float
 
     def __post_init__(self) -> None:
-        if not (self.epsilon > 0 and math.isfinite(self.epsilon)):
-            raise ValueError(f"Laplace epsilon must be positive and finite, got {self.epsilon}")
-        if not (self.sensitivity > 0 and math.isfinite(self.sensitivity)):
-            raise ValueError(f"Laplace sensitivity must be positive, got {self.sensitivity}")
+        _check_budget("Laplace", self.epsilon, self.sensitivity)
 
     @property
     def delta(self) -> float:
@@ -61,11 +65,7 @@ class ExponentialMechanism:
     sensitivity: float
 
     def __post_init__(self) -> None:
-        if not (self.epsilon > 0 and math.isfinite(self.epsilon)):
-            raise ValueError(f"exponential-mechanism epsilon must be positive, got {self.epsilon}")
-        if not (self.sensitivity > 0 and math.isfinite(self.sensitivity)):
-            raise ValueError(f"exponential-mechanism sensitivity must be positive, got "
-                             f"{self.sensitivity}")
+        _check_budget("exponential-mechanism", self.epsilon, self.sensitivity)
 
     @property
     def delta(self) -> float:
