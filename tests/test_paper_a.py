@@ -191,3 +191,10 @@ def test_dplloyd_mse_prediction_matches_one_noisy_iteration():
     empirical = ((noisy - o) ** 2).sum(axis=1).mean()
     predicted = analysis.dplloyd_mse(C_n, 1, d, eps, t=1, o_sq=float(o @ o))
     assert 0.8 < empirical / predicted < 1.25
+
+
+@pytest.mark.parametrize("minit", ["points", "random", "uniform"])
+def test_sag_every_init_mode_stays_in_the_domain(minit):
+    X, _ = _blobs(per=60)
+    avg, l = sample_and_aggregate(X, 3, "3k", np.random.default_rng(9), minit=minit)
+    assert l == len(X) // 9 and avg.shape == (3, 2) and np.all(np.abs(avg) <= 1.0)

@@ -22,7 +22,7 @@ from ..kernels.blocks import block_lloyd
 from ..privacy import LaplaceMechanism, Ledger
 from .dplloyd import DPResult
 
-MINIT = ("points", "uniform")
+MINIT = ("points", "random", "uniform")
 ALIGN = ("lex0", "gupt")
 _BLOCK_RULE = re.compile(r"^\s*(?:N\^(?P<exp>[0-9.]+)|(?P<mult>[0-9]*)k|(?P<size>[0-9]+))\s*$")
 
@@ -79,7 +79,9 @@ def sample_and_aggregate(
 
     X (N, d) in [-r, r]^d; ``rng`` drives the shuffle and the per-block initial centroids.
     minit ``points``: k distinct records of the block (SciPy ``kmeans2(minit="points")``,
-    default); ``uniform``: k points uniform on the domain. ``max_iter`` = SciPy's default 10.
+    default); ``random``: k draws from a Gaussian with the block's mean and covariance
+    (SciPy's ``minit="random"``, GUPT's own sample); ``uniform``: k points uniform on the
+    domain. ``max_iter`` = SciPy's default 10.
     Returns (the average (k, d), l).
     """
     N, d = X.shape
@@ -94,6 +96,13 @@ def sample_and_aggregate(
             size = starts[j + 1] - starts[j]
             pick = init_rng.choice(size, size=k, replace=size < k)
             C[j] = Xs[starts[j] + pick]
+    elif minit == "random":
+        C = np.empty((l, k, d))
+        for j in range(l):
+            B = Xs[starts[j]:starts[j + 1]]
+            cov = np.atleast_2d(np.cov(B, rowvar=False)) if len(B) > 1 else np.zeros((d, d))
+            C[j] = init_rng.multivariate_normal(B.mean(axis=0), cov, size=k,
+                                                check_valid="ignore", method="eigh")
     elif minit == "uniform":
         C = init_rng.uniform(-r, r, size=(l, k, d))
     else:
