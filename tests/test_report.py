@@ -1,0 +1,51 @@
+"""The report's verdicts are computed from tables: each claim can hold, fail or lack data."""
+
+import json
+
+import pandas as pd
+
+from dpcluster import report
+
+
+def _summary(rows):
+    base = {"dataset_label": "x", "standin": False, "N": 10, "d": 2, "k": 2, "n": 10,
+            "std": 0.0, "ci95_low": 0.0, "ci95_high": 0.0, "min": 0.0, "max": 0.0}
+    out = []
+    for r in rows:
+        r = {**base, **r}
+        r.setdefault("variant", r["algorithm"])
+        r.setdefault("params", json.dumps(r.pop("p", {})))
+        out.append(r)
+    return pd.DataFrame(out)
+
+
+def _claim(text_start):
+    return next(c for c in report.CLAIMS if c.text.startswith(text_start))
+
+
+def test_eugkm_small_eps_claim_holds_and_fails():
+    claim = _claim("EUGkM beats DPLloyd")
+    good = _summary([{"dataset": "s1", "algorithm": a, "epsilon": e, "mean": m}
+                     for e in (0.05, 0.1) for a, m in (("eugkm", 0.03), ("dplloyd", 0.1))])
+    assert bool(claim.check(good)[0]) is True
+    bad = good.assign(mean=[0.2, 0.1, 0.2, 0.1])
+    assert not claim.check(bad)[0]
+    assert claim.check(good[good.algorithm == "dplloyd"])[0] is None  # no EUGkM: no data
+
+
+def test_published_number_claim_uses_the_interval():
+    claim = _claim("Adult-num, ε = 0.05: the hybrid falls back")
+    row = {"dataset": "adult", "algorithm": "hybrid", "epsilon": 0.05, "p": {"force": False}}
+    near = _summary([{**row, "mean": 0.368, "ci95_low": 0.358, "ci95_high": 0.377}])
+    far = _summary([{**row, "mean": 0.5, "ci95_low": 0.49, "ci95_high": 0.51}])
+    assert claim.check(near)[0] and not claim.check(far)[0]
+
+
+def test_report_marks_specs_that_did_not_run(tmp_path):
+    (tmp_path / "fig4").mkdir()
+    _summary([{"dataset": "s1", "algorithm": a, "epsilon": float("inf"), "step": 3,
+               "mean": m} for a, m in (("lloyd_steps", 0.02), ("gene", 0.04))]
+             ).to_csv(tmp_path / "fig4" / "summary.csv", index=False)
+    text = report.write_report(tmp_path).read_text()
+    assert "| fig4 | Lloyd improves faster than Gene in the first iterations (step 3) | holds |" in text
+    assert "| fig1 | EUGkM beats DPLloyd at ε ≤ 0.1 on S1 | — | not run" in text
