@@ -282,6 +282,13 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
     for n, m in enumerate(metrics):
         if m not in METRICS:
             raise SpecError(file, f"metrics[{n}]", m, "unknown metric", did_you_mean(str(m), METRICS))
+    if metrics:
+        for a in algorithms:
+            produced = ALGORITHMS[a.name].metrics
+            if metrics[0] not in produced:
+                raise SpecError(file, "metrics[0]", metrics[0],
+                                f"is not reported by algorithm '{a.name}' (it reports "
+                                f"{', '.join(produced)})")
     plot_raw = _mapping(file, "plot", raw.get("plot", {}) or {})
     _check_keys(file, "plot", plot_raw, PLOT_KEYS)
     kind = plot_raw.get("kind", "nicv_vs_epsilon")

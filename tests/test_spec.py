@@ -142,3 +142,8 @@ def test_tiger_user_file_loads_normalised(tmp_path):
     assert ds.X.shape == (3, 2) and ds.k == 2 and ds.X.min() == -1.0 and ds.X.max() == 1.0
     with pytest.raises(DataError, match="checksum mismatch"):
         data.load("tiger", path=str(path), sha256="00" * 32)
+
+
+def test_metric_an_algorithm_does_not_report():
+    err = _err(lambda raw: raw.update(metrics=["ari"]))
+    assert "metrics[0]" in str(err) and "'lloyd'" in str(err) and "nicv" in str(err)

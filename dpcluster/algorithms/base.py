@@ -64,13 +64,16 @@ class AlgorithmInfo:
     params: dict[str, Param] = field(default_factory=dict)
     #: runs in one cell given (repeat, number of init sets)
     count_runs: Callable[[int, int], int] = lambda repeat, n_init: repeat * n_init
+    #: the metric columns its rows carry (a spec's first metric must be among them)
+    metrics: tuple[str, ...] = ("nicv",)
 
 
 
 
 def independent_runs(name: str, summary: str, private: bool, run_cell, params: dict,
-                     repeat: int = 100, doc: str = "independent runs") -> AlgorithmInfo:
+                     repeat: int = 100, doc: str = "independent runs",
+                     metrics: tuple[str, ...] = ("nicv",)) -> AlgorithmInfo:
     """An entry whose protocol is ``repeat`` independent runs (no init sets)."""
     return AlgorithmInfo(name, summary, private=private, repeat_default=repeat, repeat_doc=doc,
                          run_cell=run_cell, params=params,
-                         count_runs=lambda repeat, n_init: repeat)
+                         count_runs=lambda repeat, n_init: repeat, metrics=metrics)

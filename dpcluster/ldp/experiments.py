@@ -207,14 +207,16 @@ _RANGE = Param("extended", str, "centres r ~ U[L−t, U+t], μ = U−L+2t (exten
                "U[L, U], μ = U−L (plain)", choices=RANGE_MODES)
 
 
-def _entry(name, summary, private, runner, params, repeat=10, doc="independent repetitions"):
-    return independent_runs(name, summary, private, runner, params, repeat, doc)
+def _entry(name, summary, private, runner, params, repeat=10, doc="independent repetitions",
+           metrics=("mae", "rmse")):
+    return independent_runs(name, summary, private, runner, params, repeat, doc, metrics)
 
 
 def _clusterer(name: str, method: str, private: bool, summary: str, extra: dict) -> AlgorithmInfo:
     params = {**({"s": _S, "t": _T_HALF, "range": _RANGE} if private else {}), **extra,
               "save_labels": _SAVE}
-    return _entry(name, summary, private, lambda c: _cluster_cell(c, method, private), params)
+    return _entry(name, summary, private, lambda c: _cluster_cell(c, method, private), params,
+                  metrics=CLUSTER_METRICS)
 
 
 _DBSCAN = {"radius": Param(0.05, float, "DBSCAN radius E as a fraction of the mean "
@@ -228,7 +230,7 @@ PAPER_B: dict[str, AlgorithmInfo] = {
         {"s": _S, "t": Param(1.2, float, "t, half-window", minimum=1e-12), "range": _RANGE,
          "step": Param(0.25, float, "true-distance grid step", minimum=1e-6),
          "pairs": Param(200, int, "pairs per distance", minimum=1)}, repeat=1,
-        doc="public codec draws"),
+        doc="public codec draws", metrics=("estimate",)),
     **{name: _entry(
         name, f"{kind} distance error, plain or after Algorithm 1 (B Fig. 5)", private,
         lambda c, private=private: _error_cell(c, private),
