@@ -198,3 +198,27 @@ def test_sag_every_init_mode_stays_in_the_domain(minit):
     X, _ = _blobs(per=60)
     avg, l = sample_and_aggregate(X, 3, "3k", np.random.default_rng(9), minit=minit)
     assert l == len(X) // 9 and avg.shape == (3, 2) and np.all(np.abs(avg) <= 1.0)
+
+
+@pytest.mark.parametrize("d", [1, 2, 6, 10])
+@pytest.mark.parametrize("name", ["gkm", "gkm_3k", "pgkm", "hybrid"])
+def test_every_private_paper_a_run_spends_at_most_epsilon(name, d):
+    """Through the registry, as the harness calls it: every run's ledger total ≤ ε."""
+    from dpcluster.algorithms.registry import ALGORITHMS, CellContext
+    from dpcluster.data import Dataset
+    from dpcluster.rng import StreamFactory
+
+    rng = np.random.default_rng(d)
+    X = rng.uniform(-1, 1, (240, d))
+    ds = Dataset("t", X, 3, "t", -np.ones(d), np.ones(d))
+    info = ALGORITHMS[name]
+    params = {p: v.default for p, v in info.params.items()}
+    params.update({"pool": 20} if name == "pgkm" else {})
+    params.update({"lloyd_runs": 2, "force": True} if name == "hybrid" else {})
+    for eps in (0.1, 1.0):
+        ctx = CellContext(ds, 3, eps, params, 2, 3, "uniform", StreamFactory(1, (name, d)),
+                          StreamFactory(1, ("init", d)))
+        rows, ledger = info.run_cell(ctx)
+        assert rows and all(r["epsilon_spent"] <= eps * (1 + ROUNDING) for r in rows)
+        assert ledger["total_epsilon"] <= eps * (1 + ROUNDING)
+        assert ledger["entries"]
