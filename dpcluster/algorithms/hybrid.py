@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..analysis import hybrid_switch
+from ..privacy import Ledger
 from .dplloyd import DPResult, dplloyd_batch
 from .eugkm import eugkm
 
@@ -44,6 +45,6 @@ def hybrid(
                                    epsilon / 2.0, streams, iterations=1, r=r)
     out = []
     for c in C:
-        ledger = type(first.ledger)().extend(first.ledger).extend(step_ledger)
+        ledger = Ledger().extend(first.ledger).extend(step_ledger)
         out.append(DPResult(c, ledger, 1, {**first.info, **info, "fell_back": False}))
     return out
