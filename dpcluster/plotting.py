@@ -192,9 +192,11 @@ def _series_labels(s: pd.DataFrame, x: str) -> pd.Series:
 
 
 def lines(summary: pd.DataFrame, out: Path, stem: str, x: str, title: str = "",
-          log_y: bool = False, log_x: bool = False, xlabel: str = "") -> list[Path]:
-    """Primary metric (mean, 95% CI) vs ``x``: one panel per dataset family, one line per
-    algorithm + params other than x (and per ε when several)."""
+          log_y: bool = False, log_x: bool = False, xlabel: str = "",
+          metrics: tuple[str, ...] = ()) -> list[Path]:
+    """Metric means vs ``x``: one line per algorithm + the parameters that vary (and per ε
+    when several). Panels: one per dataset family; with a single family and several
+    ``metrics``, one per metric instead (95% CI band on the primary metric)."""
     s = summary.copy()
     s["_x"] = _x_values(s, x)
     s["_series"] = _series_labels(s, x)
@@ -203,16 +205,28 @@ def lines(summary: pd.DataFrame, out: Path, stem: str, x: str, title: str = "",
         s["_series"] += eps.map(lambda e: "" if e != e else f", ε={e:g}")
     s["_panel"] = s["dataset_label"] if x not in ("d", "k", "N") else \
         s["dataset"].str.replace(r"\(.*", "", regex=True)
-    panels = list(dict.fromkeys(s["_panel"]))
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.8), squeeze=False)
-    metric = s["metric"].iloc[0] if "metric" in s else "value"
-    for ax, panel in zip(axes.flat, panels):
-        sub = s[s["_panel"] == panel]
+    primary = s["metric"].iloc[0] if "metric" in s else "value"
+    families = list(dict.fromkeys(s["_panel"]))
+    shown = [m for m in metrics if f"{m}_mean" in s.columns]
+    if len(families) == 1 and len(shown) > 1:
+        panels = [(families[0], m) for m in shown]
+    else:
+        panels = [(f, primary) for f in families]
+    ncols = min(3, len(panels))
+    nrows = math.ceil(len(panels) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.8 * nrows), squeeze=False)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    for ax, (family, metric) in zip(axes.flat, panels):
+        sub = s[s["_panel"] == family]
+        y = "mean" if metric == primary else f"{metric}_mean"
         for series, g in sub.groupby("_series", sort=False):
             g = g.sort_values("_x")
-            ax.plot(g["_x"], g["mean"], marker="o", ms=3, label=series)
-            ax.fill_between(g["_x"], g["ci95_low"], g["ci95_high"], alpha=0.2)
-        ax.set_title(panel, fontsize=10)
+            ax.plot(g["_x"], g[y], marker="o", ms=3, label=series)
+            if metric == primary:
+                ax.fill_between(g["_x"], g["ci95_low"], g["ci95_high"], alpha=0.2)
+        ax.set_title(family if len(families) > 1 or len(panels) == 1 else f"{family}: {metric}",
+                     fontsize=10)
         ax.set_xlabel(xlabel or x)
         ax.set_ylabel(metric)
         if log_x:
@@ -297,7 +311,7 @@ def render(spec, summary: pd.DataFrame, out: Path) -> list[Path]:
         return KINDS[kind](summary, out, "figure", title, spec.plot.log_y)
     if kind == "lines":
         return lines(summary, out, "figure", spec.plot.x[0], title, spec.plot.log_y,
-                     spec.plot.log_x, spec.plot.xlabel)
+                     spec.plot.log_x, spec.plot.xlabel, spec.metrics)
     if kind == "scatter":
         return scatter(pd.read_csv(out / "runs.csv"), out, "figure", title)
     if kind == "table":
