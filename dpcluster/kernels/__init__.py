@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .assign import accumulate_batched, assign_labels, sse_batched
-from .grid import cell_centres, grid_accumulate, grid_counts, grid_lanes
+from .grid import GRID_LANES, cell_centres, grid_accumulate, grid_counts
 
 
 def _runs_last(C: np.ndarray) -> np.ndarray:
@@ -88,7 +88,7 @@ def grid_stats(
     w = np.ascontiguousarray(weights, np.float64)
     if w.shape != (int(m) ** d,):
         raise ValueError(f"weights has shape {w.shape}, expected ({int(m) ** d},) for m={m}, d={d}")
-    L = grid_lanes(R)
+    L = GRID_LANES
     Rp = -(-R // L) * L  # pad with copies of the last set, then trim
     Cp = np.concatenate([C, np.repeat(C[-1:], Rp - R, axis=0)]) if Rp > R else C
     counts, sums, out = np.empty((k, Rp)), np.empty((k, d, Rp)), np.empty(Rp)

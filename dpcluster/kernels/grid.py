@@ -188,22 +188,8 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, L):  # pragma: no cover - c
 GRID_LANES = 32
 
 
-def _grid_specialise(L: int):
-    @njit(cache=True)
-    def grid_accumulate_l(w, m, r, Ct, counts, sums, sse):  # pragma: no cover - compiled
-        _grid_accumulate(w, m, r, Ct, counts, sums, sse, L)
-
-    return grid_accumulate_l
-
-
-_GRID_KERNEL = _grid_specialise(GRID_LANES)
-
-
-def grid_lanes(R: int) -> int:
-    """Lane width the caller pads R runs to."""
-    return GRID_LANES
-
-
-def grid_accumulate(w, m, r, Ct, counts, sums, sse) -> None:
-    """:func:`_grid_accumulate` with R padded by the caller to a multiple of ``GRID_LANES``."""
-    _GRID_KERNEL(w, m, r, Ct, counts, sums, sse)
+@njit(cache=True)
+def grid_accumulate(w, m, r, Ct, counts, sums, sse):  # pragma: no cover - compiled
+    """:func:`_grid_accumulate` with L = ``GRID_LANES`` frozen as a compile-time literal;
+    the caller pads R to a multiple of ``GRID_LANES``."""
+    _grid_accumulate(w, m, r, Ct, counts, sums, sse, GRID_LANES)
