@@ -93,7 +93,8 @@ LITERAL_DIMS = range(1, 11)
 
 
 def _specialise(D: int):
-    """An njit wrapper calling :func:`_accumulate` with ``D`` frozen as a compile-time literal.
+    """njit wrappers calling :func:`_accumulate` and :func:`_sse` with ``D`` frozen as a
+    compile-time literal.
 
     Built lazily, so a run only compiles the dimensions it uses (each takes ~2-3 s cold and
     is then loaded from numba's on-disk cache).
@@ -103,7 +104,11 @@ def _specialise(D: int):
     def accumulate_d(X, w, Ct, counts, sums):  # pragma: no cover - compiled
         _accumulate(X, w, Ct, counts, sums, D)
 
-    return accumulate_d
+    @njit(cache=True)
+    def sse_d(X, w, Ct, out):  # pragma: no cover - compiled
+        _sse(X, w, Ct, out, D)
+
+    return accumulate_d, sse_d
 
 
 @njit(cache=True)
@@ -111,54 +116,74 @@ def _accumulate_any_d(X, w, Ct, counts, sums):  # pragma: no cover - compiled
     _accumulate(X, w, Ct, counts, sums, X.shape[1])
 
 
+@njit(cache=True)
+def _sse_any_d(X, w, Ct, out):  # pragma: no cover - compiled
+    _sse(X, w, Ct, out, X.shape[1])
+
+
 @functools.cache
-def _kernel_for(d: int):
-    return _specialise(d) if d in LITERAL_DIMS else _accumulate_any_d
+def _kernels_for(d: int):
+    return _specialise(d) if d in LITERAL_DIMS else (_accumulate_any_d, _sse_any_d)
 
 
 def accumulate_batched(X, w, Ct, counts, sums) -> None:
     """:func:`_accumulate` with the dimension as a literal for d = 1..10 (see there)."""
-    _kernel_for(X.shape[1])(X, w, Ct, counts, sums)
+    _kernels_for(X.shape[1])[0](X, w, Ct, counts, sums)
+
+
+def sse_batched(X, w, Ct, out) -> None:
+    """:func:`_sse` with the dimension as a literal for d = 1..10: 1.45x faster on PGkM's
+    pool (Adult-num, 200 candidates), bit-identical to the generic loop."""
+    _kernels_for(X.shape[1])[1](X, w, Ct, out)
+
+
+#: runs per lane block of the SSE kernel: 40 divides both PGkM's pool (200) and DPLloyd's
+#: 3,000 runs; it measured 1.5-1.7x faster than the old generic loop on both, where 16 lost
+#: at d = 2 with 3,000 runs and 64 wasted lanes on the pool
+SSE_CHUNK = 40
 
 
 @njit(parallel=True, cache=True)
-def sse_batched(X, w, Ct, out):  # pragma: no cover - compiled
+def _sse(X, w, Ct, out, D):  # pragma: no cover - compiled
     """Weighted sum of squared distances to the nearest centroid, per run.
 
-    IN  X   (N, d) float64, w (N,) float64, Ct (k, d, R) float64 (as above)
+    IN  X   (N, D) float64, w (N,) float64, Ct (k, D, R) float64 (as above)
     OUT out (R,) float64   Σ_x w_x min_j ||x - o^j||²   (N·NICV when w = 1)
+    IN  D   int, the dimension; a compile-time literal for d ≤ 10 (see :func:`sse_batched`)
+
+    Each squared distance is summed over coordinates in order from 0.0 in a register, so
+    the result does not depend on D being literal. Lanes past R in the last chunk see
+    zero centroids and are discarded.
     """
-    N, d = X.shape
+    N = X.shape[0]
     k = Ct.shape[0]
     R = Ct.shape[2]
-    nchunks = (R + RUN_CHUNK - 1) // RUN_CHUNK
+    nchunks = (R + SSE_CHUNK - 1) // SSE_CHUNK
     for c in prange(nchunks):
-        r0 = c * RUN_CHUNK
-        r1 = min(R, r0 + RUN_CHUNK)
-        B = r1 - r0
-        cc = np.empty((k, d, B))
+        r0 = c * SSE_CHUNK
+        B = min(R, r0 + SSE_CHUNK) - r0
+        cc = np.zeros((k, D, SSE_CHUNK))
         for j in range(k):
-            for i in range(d):
+            for i in range(D):
                 for b in range(B):
                     cc[j, i, b] = Ct[j, i, r0 + b]
-        bd = np.empty(B)
-        tmp = np.empty(B)
-        acc = np.zeros(B)
+        xs = np.empty(D)
+        bd = np.empty(SSE_CHUNK)
+        acc = np.zeros(SSE_CHUNK)
         for n in range(N):
-            for b in range(B):
+            for i in range(D):
+                xs[i] = X[n, i]
+            for b in range(SSE_CHUNK):
                 bd[b] = np.inf
             for j in range(k):
-                for b in range(B):
-                    tmp[b] = 0.0
-                for i in range(d):
-                    xi = X[n, i]
-                    for b in range(B):
-                        diff = xi - cc[j, i, b]
-                        tmp[b] += diff * diff
-                for b in range(B):
-                    bd[b] = tmp[b] if tmp[b] < bd[b] else bd[b]
+                for b in range(SSE_CHUNK):
+                    t = 0.0
+                    for i in range(D):
+                        diff = xs[i] - cc[j, i, b]
+                        t += diff * diff
+                    bd[b] = t if t < bd[b] else bd[b]
             wn = w[n]
-            for b in range(B):
+            for b in range(SSE_CHUNK):
                 acc[b] += wn * bd[b]
         for b in range(B):
             out[r0 + b] = acc[b]
