@@ -25,14 +25,14 @@ test: setup  ## run the whole test suite
 reproduce: setup  ## run one spec: make reproduce SPEC=configs/fig1-s1.yaml [JOBS=2]
 	$(VENV)/bin/dpcluster run $(SPEC) --jobs $(JOBS)
 
-reproduce-all: setup  ## run fig1..fig7 and b-* (resumes finished cells), then results/REPORT.md
-	@for s in configs/fig[0-9].yaml configs/numeric-checks.yaml configs/b-*.yaml; do \
-	  $(VENV)/bin/dpcluster run $$s --jobs $(JOBS) || exit $$?; done
+ALL_SPECS := $(wildcard configs/fig[0-9].yaml) configs/numeric-checks.yaml $(wildcard configs/b-*.yaml)
+
+reproduce-all: setup  ## run fig1..fig7 and b-* in one pool (resumes finished cells), then results/REPORT.md
+	$(VENV)/bin/dpcluster run $(ALL_SPECS) --jobs $(JOBS)
 	$(VENV)/bin/dpcluster report
 
 smoke: setup  ## the small CI specs: smoke.yaml and the reduced twin of every figure
-	@for s in configs/smoke.yaml configs/smoke-*.yaml; do \
-	  $(VENV)/bin/dpcluster run $$s --jobs $(JOBS) --quiet || exit $$?; done
+	$(VENV)/bin/dpcluster run configs/smoke.yaml $(wildcard configs/smoke-*.yaml) --jobs $(JOBS) --quiet
 
 bench: setup  ## benchmark tables: DPLloyd vs NumPy/scikit-learn, every algorithm and DPBV vs naive NumPy
 	$(PY) scripts/bench_lloyd.py

@@ -23,8 +23,18 @@ def _fail(msg: str) -> None:
     sys.exit(EXIT_BAD_INPUT)
 
 
+def _clock(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m // 60}:{m % 60:02d}:{s:02d}" if m >= 60 else f"{m}:{s:02d}"
+
+
 class Progress:
-    """A one-line progress bar on stderr: cells, runs, elapsed time and ETA."""
+    """A one-line progress bar on stderr: cells, share of this run's work, elapsed and ETA.
+
+    The work share weights each computed cell by its cost estimate, so resumed cells and
+    cheap cells do not make the ETA optimistic. On a non-terminal it prints a line every
+    30 s instead of redrawing.
+    """
 
     def __init__(self, enabled: bool = True):
         self.enabled = enabled
@@ -32,19 +42,18 @@ class Progress:
         self.tty = sys.stderr.isatty()
         self.last = -1.0
 
-    def __call__(self, cells_done: int, cells_total: int, runs_done: int, runs_total: int):
+    def __call__(self, cells_done: int, cells_total: int, work: float):
         if not self.enabled:
             return
         now = time.monotonic() - self.start
-        frac = runs_done / runs_total if runs_total else 1.0
-        eta = now / frac * (1 - frac) if 0 < frac < 1 and now > 0 else 0.0
-        bar = "#" * int(frac * 24)
-        line = (f"[{bar:<24}] cells {cells_done}/{cells_total}  runs {runs_done:,}/{runs_total:,}"
-                f"  {now:5.1f}s  ETA {eta:5.1f}s")
+        eta = f"ETA {_clock(now / work * (1 - work))}" if 0 < work < 1 else "ETA  -  "
+        bar = "#" * int(work * 24)
+        line = (f"[{bar:<24}] cells {cells_done}/{cells_total}  work {100 * work:3.0f}%  "
+                f"{_clock(now)}  {eta}")
         finished = cells_done == cells_total
         if self.tty:
             click.echo("\r" + line + ("\n" if finished else ""), nl=False, err=True)
-        elif finished or now - self.last >= 5.0:
+        elif finished or now - self.last >= 30.0:
             click.echo(line, err=True)
             self.last = now
 
@@ -66,39 +75,58 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
+@click.argument("spec_paths", metavar="SPEC...", nargs=-1, required=True,
+                type=click.Path(dir_okay=False))
 @click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, None),
               help="parallel worker processes (results do not depend on it)")
 @click.option("--out", type=click.Path(file_okay=False), default=None,
-              help="output folder [default: results/<spec name>]")
+              help="output folder for a single SPEC [default: results/<spec name>]")
 @click.option("--force", is_flag=True, help="recompute cells that are already finished")
-@click.option("--dry-run", is_flag=True, help="list the cells and run counts, compute nothing")
+@click.option("--dry-run", is_flag=True,
+              help="list the cells, run counts and estimated cost; compute nothing")
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
-def run(spec_path: str, jobs: int, out: str | None, force: bool, dry_run: bool, quiet: bool):
-    """Run every cell of SPEC and write tables and figures under results/<name>/."""
+def run(spec_paths: tuple[str, ...], jobs: int, out: str | None, force: bool, dry_run: bool,
+        quiet: bool):
+    """Run every cell of each SPEC and write tables and figures under results/<name>/.
+
+    Several SPECs share one worker pool: the heaviest cells start first, and a cell that
+    two specs share is computed once.
+    """
     from . import harness, spec
 
+    if out is not None and len(spec_paths) > 1:
+        _fail(f"--out takes a single SPEC, got {len(spec_paths)}; without --out each spec "
+              "writes to results/<name>")
     try:
-        sp = spec.load(spec_path)
-        cells = harness.expand(sp)
+        specs = [spec.load(path) for path in spec_paths]  # every spec error before any work
         if dry_run:
-            for c in cells:
-                click.echo(f"{c.id}  {c.n_runs:6d} runs  {c.describe()}")
-            click.echo(f"{len(cells)} cells, {sum(c.n_runs for c in cells):,} runs")
+            for sp in specs:
+                cells = harness.expand(sp)
+                cost = sum(harness.cell_cost(c) for c in cells)
+                for c in cells:
+                    click.echo(f"{c.id}  {c.n_runs:6d} runs  ~{harness.cell_cost(c):9.1f}s  "
+                               f"{c.describe()}")
+                click.echo(f"{sp.path}: {len(cells)} cells, {sum(c.n_runs for c in cells):,} "
+                           f"runs, ~{cost / 60:.1f} core-minutes if nothing is reused")
             return
-        for ds in sp.datasets:  # load once here so data errors surface before any work
-            data.load(ds.name, **ds.kwargs)
-        report = harness.run_spec(sp, out, jobs=jobs, force=force, progress=Progress(not quiet))
+        for sp in specs:  # load once here so data errors surface before any work
+            for ds in sp.datasets:
+                data.load(ds.name, **ds.kwargs)
+        reports = harness.run_specs([(sp, out) for sp in specs], jobs=jobs, force=force,
+                                    progress=Progress(not quiet))
     except DpclusterError as exc:
         _fail(str(exc))
     except KeyboardInterrupt:
         click.echo("\ninterrupted: finished cells are kept; rerun to resume", err=True)
         sys.exit(130)
-    click.echo(f"{report.out}: {report.cells_computed} cells computed, "
-               f"{report.cells_resumed} reused, {len(report.failures)} failed")
-    for what, err in report.failures:
-        click.echo(f"  FAILED {what}: {err}", err=True)
-    sys.exit(EXIT_FAILED_RUNS if report.failures else EXIT_OK)
+    failed = False
+    for report in reports:
+        click.echo(f"{report.out}: {report.cells_computed} cells computed, "
+                   f"{report.cells_resumed} reused, {len(report.failures)} failed")
+        for what, err in report.failures:
+            click.echo(f"  FAILED {what}: {err}", err=True)
+        failed = failed or bool(report.failures)
+    sys.exit(EXIT_FAILED_RUNS if failed else EXIT_OK)
 
 
 @main.command()

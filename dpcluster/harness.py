@@ -154,37 +154,96 @@ def _versions() -> dict:
             "joblib": joblib.__version__}
 
 
-ProgressFn = Callable[[int, int, int, int], None]
+#: ``progress(cells_done, cells_total, work_fraction)``; the fraction counts only the work
+#: of cells computed in this invocation, weighted by :func:`cell_cost`, so an ETA from it
+#: is not fooled by resumed cells or by cheap cells finishing first.
+ProgressFn = Callable[[int, int, float], None]
 
 
-def run_spec(spec: Spec, out: Path | str | None = None, jobs: int = 1, force: bool = False,
-             progress: ProgressFn | None = None) -> RunReport:
-    """Run every unfinished cell of ``spec`` and write the result tables under ``out``.
+def cell_cost(cell: Cell) -> float:
+    """A rough work estimate for one cell (arbitrary units, about seconds on one core).
 
-    ``progress(cells_done, cells_total, runs_done, runs_total)`` is called as cells finish.
+    Used only to start the heaviest cells first and to weight the progress ETA; it never
+    affects results. Entries that declare ``cost`` (EUGkM, the hybrid, PGkM) give their
+    own; otherwise a cell costs ``runs · N · k · d · 2 ns`` (a few batched data passes per
+    run, which fits DPLloyd, Lloyd and GkM within a factor of ~5).
     """
+    info = ALGORITHMS[cell.algorithm.name]
+    ds = data.load(cell.dataset.name, **cell.dataset.kwargs)
+    if info.cost is not None:
+        return info.cost(ds.N, ds.d, ds.k, cell.epsilon, cell.algorithm.kwargs,
+                         cell.algorithm.repeat, cell.n_init)
+    return cell.n_runs * ds.N * ds.k * ds.d * 2e-9
+
+
+@dataclass
+class _Plan:
+    """One spec's cells and where they stand before any work starts."""
+
+    spec: Spec
+    out: Path
+    started: str
+    cells: list[Cell]
+    todo: list[Cell]
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _plan(spec: Spec, out: Path | str | None, force: bool) -> _Plan:
     out = Path(out) if out is not None else Path("results") / spec.name
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     cells = expand(spec)
     todo = [c for c in cells if force or not results.cell_done(out, c.id)]
     if not force:  # the same cell finished for another spec is reused byte for byte
         todo = [c for c in todo if not results.borrow_cell(out, c.id)]
-    resumed = len(cells) - len(todo)
-    runs_total = sum(c.n_runs for c in cells)
-    runs_done = sum(c.n_runs for c in cells if c not in todo)
-    done = resumed
+    return _Plan(spec, out, started, cells, todo)
+
+
+def run_specs(specs: list[tuple[Spec, Path | str | None]], jobs: int = 1, force: bool = False,
+              progress: ProgressFn | None = None) -> list[RunReport]:
+    """Run every unfinished cell of several specs in one worker pool, then write each
+    spec's tables under its ``out`` (default ``results/<name>``).
+
+    A cell needed by several specs (same id) is computed once and written to each. Cells
+    start heaviest first (:func:`cell_cost`), so the pool does not end on one long cell.
+    """
+    plans = [_plan(spec, out, force) for spec, out in specs]
+    needed: dict[str, list[_Plan]] = {}
+    unique: dict[str, Cell] = {}
+    for plan in plans:
+        for c in plan.todo:
+            needed.setdefault(c.id, []).append(plan)
+            unique.setdefault(c.id, c)
+    cost = {cid: cell_cost(c) for cid, c in unique.items()}
+    order = sorted(unique.values(), key=lambda c: (-cost[c.id], c.id))
+    cells_total = sum(len(p.cells) for p in plans)
+    done = cells_total - sum(len(p.todo) for p in plans)
+    work_total, work_done = sum(cost.values()), 0.0
     if progress:
-        progress(done, len(cells), runs_done, runs_total)
-    failures: list[tuple[str, str]] = []
-    for outcome in _execute(todo, jobs):
-        done += 1
-        if outcome.error:
-            failures.append((outcome.cell.describe(), outcome.error))
-        else:
-            results.write_cell(out, outcome.cell.id, outcome.rows, outcome.meta)
-            runs_done += outcome.cell.n_runs
+        progress(done, cells_total, 0.0 if order else 1.0)
+    for outcome in _execute(order, jobs):
+        cid = outcome.cell.id
+        for plan in needed[cid]:
+            done += 1
+            if outcome.error:
+                plan.failures.append((outcome.cell.describe(), outcome.error))
+            else:
+                results.write_cell(plan.out, cid, outcome.rows, outcome.meta)
+        work_done += cost[cid]
         if progress:
-            progress(done, len(cells), runs_done, runs_total)
+            progress(done, cells_total, work_done / work_total if work_total > 0 else 1.0)
+    return [_finish(plan, jobs) for plan in plans]
+
+
+def run_spec(spec: Spec, out: Path | str | None = None, jobs: int = 1, force: bool = False,
+             progress: ProgressFn | None = None) -> RunReport:
+    """Run every unfinished cell of ``spec`` and write the result tables under ``out``."""
+    return run_specs([(spec, out)], jobs, force, progress)[0]
+
+
+def _finish(plan: _Plan, jobs: int) -> RunReport:
+    """Collect a spec's finished cells into runs.csv, summary.csv, timing.csv, its figure
+    and meta.json (all written atomically)."""
+    spec, out, cells = plan.spec, plan.out, plan.cells
     ok = [c for c in cells if results.cell_done(out, c.id)]
     runs = pd.concat([results.read_cell(out, c.id) for c in ok], ignore_index=True) if ok \
         else pd.DataFrame(columns=RUN_COLUMNS)
@@ -197,13 +256,15 @@ def run_spec(spec: Spec, out: Path | str | None = None, jobs: int = 1, force: bo
         from . import plotting
 
         plotting.render(spec, summary, out)
+    computed = len(plan.todo) - len(plan.failures)
+    resumed = len(cells) - len(plan.todo)
     meta = {"spec": spec.raw, "spec_file": spec.path, "spec_hash": spec.hash,
-            "versions": _versions(), "git_commit": _git_commit(), "started": started,
+            "versions": _versions(), "git_commit": _git_commit(), "started": plan.started,
             "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "jobs": jobs, "cells_total": len(cells), "cells_computed": len(todo) - len(failures),
-            "cells_resumed": resumed, "failures": failures, "argv": sys.argv}
+            "jobs": jobs, "cells_total": len(cells), "cells_computed": computed,
+            "cells_resumed": resumed, "failures": plan.failures, "argv": sys.argv}
     results.atomic_write_text(out / "meta.json", json.dumps(meta, indent=1, default=str))
-    return RunReport(out, len(cells), len(todo) - len(failures), resumed, failures, runs, summary)
+    return RunReport(out, len(cells), computed, resumed, plan.failures, runs, summary)
 
 
 def _execute(todo: list[Cell], jobs: int):

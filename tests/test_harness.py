@@ -113,6 +113,37 @@ def test_streams_depend_on_identity_not_repeat_count(tmp_path):
     assert (merged["nicv"] == merged["nicv_b"]).all()
 
 
+def test_several_specs_share_one_pool_and_compute_a_shared_cell_once(tmp_path, monkeypatch):
+    """``dpcluster run A B``: a cell both specs need runs once and lands in both folders,
+    and each spec's tables are the bytes a separate run gives."""
+    a = _spec(tmp_path)
+    b_path = tmp_path / "b.yaml"
+    b_path.write_text(yaml.safe_dump({**TINY, "name": "b", "epsilon": [0.5],
+                                      "algorithms": [{"name": "dplloyd", "repeat": 4}]}))
+    b = spec.load(b_path)
+    computed = []
+    real_run = harness.run_cell
+    monkeypatch.setattr(harness, "run_cell", lambda c, *x: computed.append(c.id) or real_run(c, *x))
+    rep_a, rep_b = harness.run_specs([(a, tmp_path / "r" / "a"), (b, tmp_path / "r" / "b")])
+    ids_a = {c.id for c in harness.expand(a)}
+    ids_b = {c.id for c in harness.expand(b)}
+    assert ids_b <= ids_a and len(computed) == len(set(computed)) == len(ids_a)
+    assert rep_b.cells_computed == len(ids_b)
+    alone = harness.run_spec(b, tmp_path / "alone" / "b")
+    assert (alone.out / "summary.csv").read_bytes() == (rep_b.out / "summary.csv").read_bytes()
+    assert rep_a.cells_computed == rep_a.cells_total
+
+
+def test_heaviest_cells_start_first(tmp_path, monkeypatch):
+    started = []
+    real_run = harness.run_cell
+    monkeypatch.setattr(harness, "run_cell", lambda c, *x: started.append(c) or real_run(c, *x))
+    harness.run_spec(_spec(tmp_path), tmp_path / "out")
+    costs = [harness.cell_cost(c) for c in started]
+    assert costs == sorted(costs, reverse=True) and costs[0] > costs[-1] > 0
+    assert started[0].algorithm.name == "eugkm"  # grid Lloyd outweighs the rest here
+
+
 def _cli(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "dpcluster.cli", *args], capture_output=True,
                           text=True, cwd=cwd)
@@ -135,7 +166,10 @@ def test_cli_validate_list_dry_run_and_plot(tmp_path):
     listing = _cli("list")
     assert listing.returncode == 0 and "eugkm" in listing.stdout and "theta" in listing.stdout
     dry = _cli("run", str(path), "--dry-run")
-    assert dry.returncode == 0 and "cells" in dry.stdout
+    assert dry.returncode == 0 and "cells" in dry.stdout and "core-minutes" in dry.stdout
+    two_out = _cli("run", str(path), str(path), "--out", str(tmp_path / "x"))
+    assert two_out.returncode == 2 and "--out takes a single SPEC" in two_out.stderr
+    assert "Traceback" not in two_out.stderr
     assert not (tmp_path / "results").exists()
     out = tmp_path / "o"
     assert _cli("run", str(path), "--out", str(out), "-q").returncode == 0

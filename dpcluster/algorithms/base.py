@@ -66,14 +66,17 @@ class AlgorithmInfo:
     count_runs: Callable[[int, int], int] = lambda repeat, n_init: repeat * n_init
     #: the metric columns its rows carry (a spec's first metric must be among them)
     metrics: tuple[str, ...] = ("nicv",)
+    #: rough seconds on one core for a cell, ``cost(N, d, k, ε, params, repeat, n_init)``;
+    #: None means the harness's generic data-pass estimate (scheduling and ETA only)
+    cost: Callable[[int, int, int, float, dict, int, int], float] | None = None
 
 
 
 
 def independent_runs(name: str, summary: str, private: bool, run_cell, params: dict,
                      repeat: int = 100, doc: str = "independent runs",
-                     metrics: tuple[str, ...] = ("nicv",)) -> AlgorithmInfo:
+                     metrics: tuple[str, ...] = ("nicv",), cost=None) -> AlgorithmInfo:
     """An entry whose protocol is ``repeat`` independent runs (no init sets)."""
     return AlgorithmInfo(name, summary, private=private, repeat_default=repeat, repeat_doc=doc,
                          run_cell=run_cell, params=params,
-                         count_runs=lambda repeat, n_init: repeat, metrics=metrics)
+                         count_runs=lambda repeat, n_init: repeat, metrics=metrics, cost=cost)

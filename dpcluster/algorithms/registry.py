@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import nicv
+from ..kernels import GRID_LANES, nicv
 from .base import AlgorithmInfo, CellContext, Param, Row, independent_runs
 from .dplloyd import dplloyd_batch, improved_iterations
-from .eugkm import ROUNDING, eugkm
+from .eugkm import ROUNDING, cells_per_axis, eugkm
 from .gkm import ALIGN, MINIT, block_size, gkm, n_blocks, noise_diagnostic, sample_and_aggregate
 from .hybrid import hybrid
 from .init import INIT_METHODS
@@ -144,6 +144,25 @@ def _hybrid_cell(ctx: CellContext) -> tuple[list[Row], dict]:
     return rows, ledger
 
 
+#: seconds per (grid cell · centroid · lane · iteration) of the grid kernel; one iteration of
+#: 32 lanes over 5^9 cells at k = 7 took 0.25 s on the 2-core CI machine
+_GRID_UNIT_S = 6e-10
+#: seconds per (record · centroid · coordinate) of one SSE pass over a candidate pool
+_POOL_UNIT_S = 3e-10
+
+
+def _grid_cost(N, d, k, epsilon, params, repeat, n_init, share=1.0) -> float:
+    """EUGkM's work: ``repeat`` synopses × 32-lane blocks × max_iter passes over m^d cells
+    (on noise-dominated grids nearly every run uses all max_iter iterations)."""
+    m = cells_per_axis(N, epsilon * share, d, params["theta"], params["rounding"])
+    lanes = -(-n_init // GRID_LANES) * GRID_LANES
+    return repeat * lanes * params["max_iter"] * float(m) ** d * k * _GRID_UNIT_S
+
+
+def _gene_cost(N, d, k, epsilon, params, repeat, n_init) -> float:
+    return repeat * params["pool"] * params["iterations"] * N * k * d * _POOL_UNIT_S
+
+
 _MIN_COUNT = Param(0.0, float, "a cluster whose noisy count is <= this keeps its centroid "
                    "(METHODS A1 ASSUMPTION; option 1)")
 
@@ -195,7 +214,7 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
     "eugkm": AlgorithmInfo(
         "eugkm", "noisy uniform grid + weighted k-means, METHODS A3", private=True,
         repeat_default=10, repeat_doc="independent synopses", run_cell=_eugkm_cell,
-        count_runs=lambda repeat, n_init: repeat,
+        count_runs=lambda repeat, n_init: repeat, cost=_grid_cost,
         params={"theta": Param(10.0, float, "θ in M = (Nε/θ)^(2d/(2+d))", minimum=1e-9),
                 "rounding": Param("round", str, "cells per axis m = rounding(M^(1/d))",
                                   choices=tuple(ROUNDING)),
@@ -223,16 +242,17 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
         "private)", True, lambda c: _gkm_cell(c, "noise"), {"block": _GKM_PARAMS["block"]}),
     "pgkm": independent_runs(
         "pgkm", "PrivGene k-means, METHODS A5", True, lambda c: _genetic_cell(c, True),
-        _GENE_PARAMS),
+        _GENE_PARAMS, cost=_gene_cost),
     "gene": independent_runs(
         "gene", "non-private genetic k-means (PGkM's twin), NICV per iteration (Fig. 4)",
         False, lambda c: _genetic_cell(c, False),
         {**_GENE_PARAMS, "iterations": Param(30, int, "iterations r_it", minimum=1)},
-        repeat=10),
+        repeat=10, cost=_gene_cost),
     "hybrid": AlgorithmInfo(
         "hybrid", "EUGkM(ε/2) then one DPLloyd iteration (ε/2), MSE switch, METHODS A7",
         private=True, repeat_default=10, repeat_doc="EUGkM synopses (× lloyd_runs each)",
         run_cell=_hybrid_cell, count_runs=lambda repeat, n_init: repeat * 10,
+        cost=lambda *a: _grid_cost(*a, share=0.5),  # an upper bound: EUGkM at ε/2
         params={"lloyd_runs": Param(10, int, "DPLloyd runs per synopsis", minimum=1),
                 "force": Param(False, bool, "skip the MSE fallback test (always hybrid)"),
                 "theta": Param(10.0, float, "EUGkM θ", minimum=1e-9),

@@ -96,5 +96,5 @@ def grid_stats(
     return counts.T[:R].copy(), np.transpose(sums, (2, 0, 1))[:R].copy(), out[:R].copy()
 
 
-__all__ = ["cell_centres", "cluster_stats", "grid_histogram", "grid_stats", "labels", "nicv",
+__all__ = ["GRID_LANES", "cell_centres", "cluster_stats", "grid_histogram", "grid_stats", "labels", "nicv",
            "sse"]

@@ -207,16 +207,31 @@ _RANGE = Param("extended", str, "centres r ~ U[L−t, U+t], μ = U−L+2t (exten
                "U[L, U], μ = U−L (plain)", choices=RANGE_MODES)
 
 
+def _error_cost(N, d, k, epsilon, params, repeat, n_init) -> float:
+    """Seconds, roughly: Algorithm 1 over all n² pairs dominates (~20 s per run at n = 2,000
+    on the CI machine); a plain estimate scores ``pairs`` pairs of s-bit codes."""
+    if params.get("method") == "consistence":
+        return repeat * N * N * 5e-6
+    return repeat * (N * N * 1e-7 + params["pairs"] * params["s"] * 1e-8)
+
+
+def _matrix_cost(N, d, k, epsilon, params, repeat, n_init) -> float:
+    """Seconds, roughly: the n×n estimated-distance matrix over d attributes of s bits
+    (DPBV on digits: ~4 s per run)."""
+    return repeat * (N * N * d * params.get("s", 64) * 2e-11 + N * k * d * 1e-6)
+
+
 def _entry(name, summary, private, runner, params, repeat=10, doc="independent repetitions",
-           metrics=("mae", "rmse")):
-    return independent_runs(name, summary, private, runner, params, repeat, doc, metrics)
+           metrics=("mae", "rmse"), cost=None):
+    return independent_runs(name, summary, private, runner, params, repeat, doc, metrics,
+                            cost=cost)
 
 
 def _clusterer(name: str, method: str, private: bool, summary: str, extra: dict) -> AlgorithmInfo:
     params = {**({"s": _S, "t": _T_HALF, "range": _RANGE} if private else {}), **extra,
               "save_labels": _SAVE}
     return _entry(name, summary, private, lambda c: _cluster_cell(c, method, private), params,
-                  metrics=CLUSTER_METRICS)
+                  metrics=CLUSTER_METRICS, cost=_matrix_cost)
 
 
 _DBSCAN = {"radius": Param(0.05, float, "DBSCAN radius E as a fraction of the mean "
@@ -240,7 +255,8 @@ PAPER_B: dict[str, AlgorithmInfo] = {
          "kappa": Param(0.8, float, "λ = κτ (Algorithm 1)", minimum=0.0),
          "tau": Param("max", str, "τ: max or 99th percentile of the estimates",
                       choices=("max", "p99")),
-         "pairs": Param(10000, int, "random pairs scored", minimum=1)}, repeat=3)
+         "pairs": Param(10000, int, "random pairs scored", minimum=1)}, repeat=3,
+        cost=_error_cost)
        for name, kind, private in (("bv_error", "BV", False), ("dpbv_error", "DPBV", True))},
     "vertical_error": _entry(
         "vertical_error", "vertical partition distance error (B Fig. 6)", True, _vertical_cell,
