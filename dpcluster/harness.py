@@ -240,12 +240,24 @@ def run_spec(spec: Spec, out: Path | str | None = None, jobs: int = 1, force: bo
     return run_specs([(spec, out)], jobs, force, progress)[0]
 
 
+def _read_rows(out: Path, cell: Cell) -> pd.DataFrame:
+    """A finished cell's rows, labelled with *this* spec's variant name.
+
+    The label is presentation, not identity: a cell borrowed from a spec that left θ at its
+    default says ``eugkm``, where the spec sweeping θ calls the same cell
+    ``eugkm(theta=10.0)``.
+    """
+    rows = results.read_cell(out, cell.id)
+    rows["variant"] = cell.algorithm.variant
+    return rows
+
+
 def _finish(plan: _Plan, jobs: int) -> RunReport:
     """Collect a spec's finished cells into runs.csv, summary.csv, timing.csv, its figure
     and meta.json (all written atomically)."""
     spec, out, cells = plan.spec, plan.out, plan.cells
     ok = [c for c in cells if results.cell_done(out, c.id)]
-    runs = pd.concat([results.read_cell(out, c.id) for c in ok], ignore_index=True) if ok \
+    runs = pd.concat([_read_rows(out, c) for c in ok], ignore_index=True) if ok \
         else pd.DataFrame(columns=RUN_COLUMNS)
     summary = results.summarise(runs, spec.metrics) if len(runs) else pd.DataFrame()
     results.atomic_write_text(out / "runs.csv", results.to_csv(runs))

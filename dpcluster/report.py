@@ -134,6 +134,60 @@ def _grows(s, variant, x) -> Verdict:
                                           f"at {x}={g.index[-1]}: {g.iloc[-1]:.4f}")
 
 
+def _more_robust(s, robust: str, fragile: str, x: str) -> Verdict:
+    """``robust``'s gap to the baseline grows less from the first to the last x than
+    ``fragile``'s (both averaged over the other sweep variable)."""
+    a, b = _gap(s, robust, x), _gap(s, fragile, x)
+    common = [v for v in a.index if v in b.index]
+    if len(common) < 2:
+        return None, "no data"
+    lo, hi = common[0], common[-1]
+    da, db = a[hi] - a[lo], b[hi] - b[lo]
+    return bool(da < db), (f"gap growth from {x}={lo} to {hi}: {robust} {da:+.4f}, "
+                           f"{fragile} {db:+.4f}")
+
+
+def _theta10_good(s) -> Verdict:
+    """θ = 10 ranks in the top two of the θ grid on most datasets."""
+    sub = s[s["algorithm"] == "eugkm"]
+    if sub.empty:
+        return None, "no data"
+    theta = _param(sub, "theta").astype(float)
+    ranks, best = [], {}
+    for ds, rows in sub.groupby("dataset"):
+        order = theta[rows.index].iloc[rows["mean"].to_numpy().argsort(kind="stable")].tolist()
+        if 10.0 in order:
+            ranks.append(order.index(10.0) + 1)
+            best[order[0]] = best.get(order[0], 0) + 1
+    if not ranks:
+        return None, "no θ = 10 rows"
+    top2 = sum(r <= 2 for r in ranks)
+    counts = ", ".join(f"θ={t:g}: {n}" for t, n in sorted(best.items()))
+    return top2 > len(ranks) / 2, (f"θ = 10 in the top two at {top2} of {len(ranks)} datasets; "
+                                   f"best θ per dataset: {counts}")
+
+
+def _gkm_worst_at_every_point(s) -> Verdict:
+    """GkM has the highest NICV of the default methods at every dataset (θ = 10 for EUGkM)."""
+    others = {"DPLloyd": lambda v: v == "dplloyd", "GkM-3K": lambda v: v == "gkm_3k",
+              "PGkM": lambda v: v == "pgkm", "EUGkM": lambda v: v.startswith("eugkm(theta=10")}
+    bad, checked = [], 0
+    for ds, rows in s.groupby("dataset", sort=False):
+        g = rows.loc[rows["variant"] == "gkm", "mean"]
+        if g.empty:
+            continue
+        for name, match in others.items():
+            o = rows.loc[rows["variant"].map(match), "mean"]
+            if len(o):
+                checked += 1
+                if not g.iloc[0] > o.iloc[0]:
+                    bad.append(f"{ds} vs {name}")
+    if checked == 0:
+        return None, "no data"
+    return not bad, (f"{checked} comparisons; exceptions ({len(bad)}): "
+                     f"{', '.join(bad[:6]) or 'none'}")
+
+
 def _at_block(sub: pd.DataFrame, algorithm: str, rule: str) -> float | None:
     rows = sub[(sub["algorithm"] == algorithm) & (_param(sub, "block") == rule)]["mean"]
     return float(rows.iloc[0]) if len(rows) else None
@@ -351,6 +405,10 @@ CLAIMS = [
     Claim("fig1", "DPLloyd beats PGkM everywhere except S1 at ε < 0.15", _pgkm_only_s1_small),
     Claim("fig2", "EUGkM (θ = 10) degrades with d", lambda s: _grows(s, "eugkm(theta=10", "d")),
     Claim("fig2", "DPLloyd degrades with k", lambda s: _grows(s, "dplloyd", "k")),
+    Claim("fig2", "DPLloyd is more robust to d than EUGkM (θ = 10)",
+          lambda s: _more_robust(s, "dplloyd", "eugkm(theta=10", "d")),
+    Claim("fig2", "θ = 10 is good in most cases (top two of the θ grid)", _theta10_good),
+    Claim("fig2", "GkM is the worst method at every (k, d)", _gkm_worst_at_every_point),
     Claim("fig3", "At blocks of N^0.6, GkM sits far (> 2x) above SAG", _sag_below_gkm),
     Claim("fig3", "GkM's error falls as blocks shrink (3k below N^0.6)", _small_blocks_help),
     Claim("fig4", "Lloyd improves faster than Gene in the first iterations (step 3)",

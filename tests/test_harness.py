@@ -91,6 +91,18 @@ def test_a_cell_finished_for_another_spec_is_reused(tmp_path, monkeypatch):
     assert first.cells_computed == first.cells_total
 
 
+def test_a_borrowed_cell_takes_the_borrowing_specs_variant_label(tmp_path):
+    """Fig. 6 leaves θ at 10 ("eugkm"); Fig. 2 sweeps it ("eugkm(theta=10.0)"): same cell."""
+    harness.run_spec(_spec(tmp_path, algorithms=[{"name": "eugkm", "repeat": 2}]),
+                     tmp_path / "results" / "plain")
+    sweep = _spec(tmp_path, name="sweep",
+                  algorithms=[{"name": "eugkm", "repeat": 2, "params": {"theta": [10, 20]}}])
+    rep = harness.run_spec(sweep, tmp_path / "results" / "sweep")
+    assert rep.cells_resumed == 4  # θ = 10 at two datasets × two ε
+    assert set(rep.summary["variant"]) == {"eugkm(theta=10.0)", "eugkm(theta=20.0)"}
+    assert set(rep.runs["variant"]) == {"eugkm(theta=10.0)", "eugkm(theta=20.0)"}
+
+
 def test_same_bytes_for_any_jobs(tmp_path):
     sp = _spec(tmp_path)
     one = harness.run_spec(sp, tmp_path / "j1" / "out", jobs=1)  # separate parents:

@@ -49,3 +49,22 @@ def test_report_marks_specs_that_did_not_run(tmp_path):
     text = report.write_report(tmp_path).read_text()
     assert "| fig4 | Lloyd improves faster than Gene in the first iterations (step 3) | holds |" in text
     assert "| fig1 | EUGkM beats DPLloyd at ε ≤ 0.1 on S1 | — | not run" in text
+
+
+def test_fig2_theta_and_gkm_claims_hold_and_fail():
+    theta = _claim("θ = 10 is good")
+    gkm = _claim("GkM is the worst method at every")
+    rows = []
+    for ds in ("a", "b", "c"):
+        for t, m in ((2.0, 0.5), (5.0, 0.3), (10.0, 0.1), (20.0, 0.2)):
+            rows.append({"dataset": ds, "algorithm": "eugkm", "variant": f"eugkm(theta={t})",
+                         "epsilon": 1.0, "mean": m, "p": {"theta": t}})
+        rows += [{"dataset": ds, "algorithm": a, "epsilon": 1.0, "mean": m}
+                 for a, m in (("gkm", 0.9), ("dplloyd", 0.4), ("pgkm", 0.6))]
+    good = _summary(rows)
+    assert theta.check(good)[0] and gkm.check(good)[0]
+    worse = good.assign(mean=[0.9 if v == "eugkm(theta=10.0)" else m
+                              for v, m in zip(good["variant"], good["mean"])])
+    assert not theta.check(worse)[0]  # θ = 10 now last of four everywhere
+    assert not gkm.check(worse)[0]  # EUGkM (θ = 10) ties GkM at 0.9: not strictly worse
+    assert gkm.check(good[good.algorithm != "gkm"])[0] is None
