@@ -94,8 +94,8 @@ def gap_vs_param(summary: pd.DataFrame, out: Path, stem: str, xs: tuple[str, ...
             ax.plot(m.index, m.values, marker="o", ms=3, label=f"{variant}, ε={eps:g}")
         ax.set_xlabel(x)
         ax.set_ylabel("NICV − baseline")
-        if log_y:
-            ax.set_yscale("log")
+        if log_y:  # a gap can be ≤ 0 (a method at the baseline): linear below 1e-3
+            ax.set_yscale("symlog", linthresh=1e-3)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     if title:
