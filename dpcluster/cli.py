@@ -8,6 +8,7 @@ or bad usage (one message naming file, key and value; no traceback); 130 interru
 from __future__ import annotations
 
 import sys
+import threading
 import time
 
 import click
@@ -32,30 +33,57 @@ class Progress:
     """A one-line progress bar on stderr: cells, share of this run's work, elapsed and ETA.
 
     The work share weights each computed cell by its cost estimate, so resumed cells and
-    cheap cells do not make the ETA optimistic. On a non-terminal it prints a line every
-    30 s instead of redrawing.
+    cheap cells do not make the ETA optimistic. Between cell completions a heartbeat thread
+    keeps the clock moving (the ETA counts down from the last estimate): every second on a
+    terminal, and as a new line every 30 s otherwise (logs, CI).
     """
 
-    def __init__(self, enabled: bool = True):
+    def __init__(self, enabled: bool = True, tick: float | None = None):
         self.enabled = enabled
         self.start = time.monotonic()
         self.tty = sys.stderr.isatty()
-        self.last = -1.0
+        self.tick = tick if tick is not None else (1.0 if self.tty else 30.0)
+        self.state: tuple[int, int, float, float, float | None] | None = None
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread: threading.Thread | None = None
 
     def __call__(self, cells_done: int, cells_total: int, work: float):
         if not self.enabled:
             return
         now = time.monotonic() - self.start
-        eta = f"ETA {_clock(now / work * (1 - work))}" if 0 < work < 1 else "ETA  -  "
-        bar = "#" * int(work * 24)
-        line = (f"[{bar:<24}] cells {cells_done}/{cells_total}  work {100 * work:3.0f}%  "
-                f"{_clock(now)}  {eta}")
+        eta = now / work * (1 - work) if 0 < work < 1 else None
+        with self.lock:
+            self.state = (cells_done, cells_total, work, now, eta)
         finished = cells_done == cells_total
-        if self.tty:
-            click.echo("\r" + line + ("\n" if finished else ""), nl=False, err=True)
-        elif finished or now - self.last >= 30.0:
-            click.echo(line, err=True)
-            self.last = now
+        self._draw(final=finished)
+        if finished:
+            self.stop.set()
+        elif self.thread is None:
+            self.thread = threading.Thread(target=self._heartbeat, daemon=True)
+            self.thread.start()
+
+    def _heartbeat(self):
+        while not self.stop.wait(self.tick):
+            self._draw(final=False)
+
+    def _draw(self, final: bool):
+        with self.lock:
+            if self.state is None:
+                return
+            cells_done, cells_total, work, at, eta = self.state
+            now = time.monotonic() - self.start
+            left = f"ETA {_clock(max(0.0, eta - (now - at)))}" if eta is not None else "ETA  -  "
+            bar = "#" * int(work * 24)
+            line = (f"[{bar:<24}] cells {cells_done}/{cells_total}  work {100 * work:3.0f}%  "
+                    f"{_clock(now)}  {left}")
+            if self.tty:
+                click.echo("\r" + line + ("\n" if final else ""), nl=False, err=True)
+            else:
+                click.echo(line, err=True)
+
+    def close(self):
+        self.stop.set()
 
 
 def _load_spec(spec_path: str):
@@ -112,8 +140,12 @@ def run(spec_paths: tuple[str, ...], jobs: int, out: str | None, force: bool, dr
         for sp in specs:  # load once here so data errors surface before any work
             for ds in sp.datasets:
                 data.load(ds.name, **ds.kwargs)
-        reports = harness.run_specs([(sp, out) for sp in specs], jobs=jobs, force=force,
-                                    progress=Progress(not quiet))
+        progress = Progress(not quiet)
+        try:
+            reports = harness.run_specs([(sp, out) for sp in specs], jobs=jobs, force=force,
+                                        progress=progress)
+        finally:
+            progress.close()
     except DpclusterError as exc:
         _fail(str(exc))
     except KeyboardInterrupt:

@@ -220,3 +220,20 @@ def test_data_checksum_and_missing_file_errors(tmp_path):
     ds = data.load("s1")
     assert ds.X.shape == (5000, 2) and ds.k == 15 and abs(ds.X).max() == 1.0
     assert data.load("image").standin and "stand-in" in data.load("gowalla").label
+
+
+def test_progress_heartbeat_prints_between_cells_and_stops(capsys):
+    import time
+
+    from dpcluster.cli import Progress
+
+    p = Progress(tick=0.05)
+    p(0, 4, 0.0)
+    time.sleep(0.3)  # no cell finishes: the heartbeat still reports elapsed time
+    p(2, 4, 0.5)
+    p(4, 4, 1.0)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) >= 4 and "cells 0/4" in lines[1] and "ETA  -" in lines[1]
+    assert "cells 4/4" in lines[-1] and "work 100%" in lines[-1]
+    time.sleep(0.2)  # finished: the heartbeat has stopped
+    assert capsys.readouterr().err == ""
