@@ -44,6 +44,7 @@ class Progress:
         self.tty = sys.stderr.isatty()
         self.tick = tick if tick is not None else (1.0 if self.tty else 30.0)
         self.state: tuple[int, int, float, float, float | None] | None = None
+        self.last = float("-inf")  # when a line was last drawn
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.thread: threading.Thread | None = None
@@ -56,7 +57,8 @@ class Progress:
         with self.lock:
             self.state = (cells_done, cells_total, work, now, eta)
         finished = cells_done == cells_total
-        self._draw(final=finished)
+        if self.tty or finished or now - self.last >= self.tick:
+            self._draw(final=finished)
         if finished:
             self.stop.set()
         elif self.thread is None:
@@ -81,6 +83,7 @@ class Progress:
                 click.echo("\r" + line + ("\n" if final else ""), nl=False, err=True)
             else:
                 click.echo(line, err=True)
+            self.last = now
 
     def close(self):
         self.stop.set()

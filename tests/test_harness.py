@@ -237,3 +237,14 @@ def test_progress_heartbeat_prints_between_cells_and_stops(capsys):
     assert "cells 4/4" in lines[-1] and "work 100%" in lines[-1]
     time.sleep(0.2)  # finished: the heartbeat has stopped
     assert capsys.readouterr().err == ""
+
+
+def test_progress_in_a_log_prints_at_most_one_line_per_tick(capsys):
+    from dpcluster.cli import Progress
+
+    p = Progress(tick=3600.0)  # not a terminal under pytest
+    for done in range(50):
+        p(done, 50, done / 50)
+    p(50, 50, 1.0)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 2 and "cells 0/50" in lines[0] and "cells 50/50" in lines[1]
