@@ -193,6 +193,7 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, L, K):  # pragma: no cover 
 GRID_LANES = 32
 
 
+@functools.cache
 def _specialise(K: int):
     """An njit wrapper calling :func:`_grid_accumulate` with L = ``GRID_LANES`` and k = ``K``
     frozen as compile-time literals.
@@ -209,12 +210,7 @@ def _specialise(K: int):
     return grid_accumulate_k
 
 
-@functools.cache
-def _kernel_for(k: int):
-    return _specialise(k)
-
-
 def grid_accumulate(w, m, r, Ct, counts, sums, sse) -> None:
     """:func:`_grid_accumulate` for centroids Ct (k, d, R); the caller pads R to a multiple
     of ``GRID_LANES``."""
-    _kernel_for(Ct.shape[0])(w, m, r, Ct, counts, sums, sse)
+    _specialise(Ct.shape[0])(w, m, r, Ct, counts, sums, sse)
