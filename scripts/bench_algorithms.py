@@ -8,6 +8,10 @@ Both do the same amount of work, so the ratio is the kernel speed-up. Where the 
 version would take minutes, it is timed on a fixed slice of the work and scaled; the table
 says which. Output: a Markdown table. Usage:
     python scripts/bench_algorithms.py [--datasets s1,adult,lifesci]
+    python scripts/bench_algorithms.py --datasets synthetic:d=9:k=10:theta=2 --only EUGkM
+
+A ``synthetic:key=value:...`` entry is Figure 2's generator (N = 10,000 unless given);
+``theta`` there sets EUGkM's θ, so ``d=9:k=10:theta=2`` is Figure 2's heaviest grid (5^9).
 """
 
 from __future__ import annotations
@@ -44,9 +48,9 @@ def _naive_stats(X, w, C):
     return W, S, float((w * d2[np.arange(len(X)), lab]).sum())
 
 
-def bench_eugkm(ds, eps=1.0, runs=30, iters=5):
+def bench_eugkm(ds, eps=1.0, runs=30, iters=5, theta=10.0):
     """One weighted-Lloyd iteration of all 30 runs on the noisy grid (EUGkM's inner cost)."""
-    m = cells_per_axis(ds.N, eps, ds.d)
+    m = cells_per_axis(ds.N, eps, ds.d, theta)
     rng = np.random.default_rng(0)
     w = grid_histogram(ds.X, m) + rng.laplace(0, 1 / eps, m**ds.d)
     C = rng.uniform(-1, 1, (runs, ds.k, ds.d))
@@ -101,16 +105,30 @@ BENCHES = {"EUGkM (grid Lloyd)": bench_eugkm, "GkM-3K (block k-means)": bench_gk
            "PGkM (one run)": bench_pgkm}
 
 
+def _parse_dataset(entry: str):
+    """``name`` or ``synthetic:d=9:k=10:theta=2`` -> (Dataset, EUGkM θ or None)."""
+    name, *pairs = entry.split(":")
+    kv = dict(p.split("=", 1) for p in pairs)
+    theta = float(kv.pop("theta")) if "theta" in kv else None
+    params = {key: int(v) for key, v in kv.items()}
+    if name == "synthetic":
+        params = {"N": 10_000, "seed": 0, **params}
+    return data.load(name, **params), theta
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", default="s1,adult,lifesci")
+    ap.add_argument("--only", default="", help="run only benchmarks whose label contains this")
     args = ap.parse_args()
     print("| algorithm | dataset | dpcluster s/run | naive NumPy s/run | ratio | work |")
     print("|---|---|---|---|---|---|")
-    for name in args.datasets.split(","):
-        ds = data.load(name)
+    for entry in args.datasets.split(","):
+        ds, theta = _parse_dataset(entry)
         for label, fn in BENCHES.items():
-            ours, naive, note = fn(ds)
+            if args.only not in label:
+                continue
+            ours, naive, note = fn(ds, **({"theta": theta} if theta and fn is bench_eugkm else {}))
             print(f"| {label} | {ds.label} | {ours:.4f} | {naive:.3f} | {naive / ours:.1f}x | {note} |",
                   flush=True)
 

@@ -68,51 +68,57 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, L, K):  # pragma: no cover 
                :func:`grid_accumulate`)
 
     Work is split into (slab of the first axis, lane block) tasks that accumulate privately
-    and are summed in slab order. The kernel is serial on purpose: the harness runs cells in
-    parallel processes with one numba thread each, and a parallel version compiled 2.5x
-    slower (7.5 s vs 3 s cold), which dominated a cold Figure-1 run. Ties go to the lowest
-    centroid index.
+    and are summed in slab order. Within a task every per-(centroid, lane) table is one flat
+    row of ``k·L`` values (index ``j·L + b``), so the per-row bookkeeping (prefix refresh,
+    closing a finished subtree) is a single loop over a *runtime* length: LLVM vectorises it
+    behind an alias check, where a literal length was unrolled into scalar code. That
+    bookkeeping was two thirds of the time at m = 4..5, the shapes that dominate Figure 2.
+
+    The kernel is serial on purpose: the harness runs cells in parallel processes with one
+    numba thread each, and a parallel version compiled 2.5x slower (7.5 s vs 3 s cold),
+    which dominated a cold Figure-1 run. Ties go to the lowest centroid index.
     """
     k, d, R = Ct.shape
     width = 2.0 * r / m
     ax = np.empty(m)
     for a in range(m):
         ax[a] = -r + (a + 0.5) * width
-    T = np.empty((d, m, k, R))
-    for i in range(d):
-        for a in range(m):
-            for j in range(k):
-                for b in range(R):
-                    diff = ax[a] - Ct[j, i, b]
-                    T[i, a, j, b] = diff * diff
+    nblocks = R // L
+    kl = k * L  # deliberately not a literal: see the docstring
+    # Tb[c, i, a, j·L + b] = (centre_a − o^j_i)² for run c·L + b: each lane block contiguous
+    Tb = np.empty((nblocks, d, m, kl))
+    for c in range(nblocks):
+        for i in range(d):
+            for a in range(m):
+                for j in range(k):
+                    for b in range(L):
+                        diff = ax[a] - Ct[j, i, c * L + b]
+                        Tb[c, i, a, j * L + b] = diff * diff
     row_cells = m ** (d - 1)
     s_cnt = np.zeros((m, k, R))
     s_sum = np.zeros((m, k, d, R))
     s_sse = np.zeros((m, R))
     last = d - 1
-    nchunks = R // L
-    for task in range(m * nchunks):
-        a0 = np.int64(task // nchunks)
-        r0 = (task % nchunks) * L
+    for task in range(m * nblocks):
+        a0 = np.int64(task // nblocks)
+        blk = task % nblocks
+        r0 = blk * L
+        T = Tb[blk]
         dig = np.zeros(d, np.int64)
         dig[0] = a0
-        P = np.zeros((d, k, L))  # P[l] = Σ_{i<l} T[i, dig[i]]
+        P = np.zeros((d, kl))  # P[l] = Σ_{i<l} T[i, dig[i]]
         for l in range(1, d):
-            for j in range(k):
-                for b in range(L):
-                    P[l, j, b] = P[l - 1, j, b] + T[l - 1, dig[l - 1], j, r0 + b]
-        TL = np.empty((m, k, L))  # this chunk's last-axis table, contiguous
-        for a in range(m):
-            for j in range(k):
-                for b in range(L):
-                    TL[a, j, b] = T[last, a, j, r0 + b]
+            _add_rows(P[l], P[l - 1], T[l - 1, dig[l - 1]], kl)
+        TL = T[last]
         PL = P[last]
         best = np.empty(L)
-        bj = np.zeros(L)  # float, so the select below vectorises
-        # Wt[l, j] = weight of cluster j so far in the open subtree whose digits 0..l-1 are
-        # fixed; when that subtree closes, axis l-1's coordinate is added once for all of it.
-        Wt = np.zeros((d, k, L))
-        sm = np.zeros((k, d, L))
+        bj = np.zeros(L)  # j·L of the nearest centroid, as a float so the select vectorises
+        # Wt[l] = weight per (centroid, lane) so far in the open subtree whose digits 0..l-1
+        # are fixed; when it closes, axis l-1's coordinate is added once for all of it.
+        Wt = np.zeros((d, kl))
+        sm = np.zeros((d, kl))  # sm[i, j·L + b] = Σ w_c c_i over cluster j of lane b
+        WL = Wt[last]
+        SL = sm[last]
         err = np.zeros(L)
         cell = a0 * row_cells
         inner = m if d > 1 else 1
@@ -120,24 +126,25 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, L, K):  # pragma: no cover 
             for a in range(inner):
                 aa = np.int64(a) if d > 1 else a0
                 xa = ax[aa]
+                ta = TL[aa]
                 # j innermost with K a literal: the j loop unrolls, the b loop vectorises
                 # and each lane's running minimum stays in a register
                 for b in range(L):
-                    bv = PL[0, b] + TL[aa, 0, b]
+                    bv = PL[b] + ta[b]
                     bjv = 0.0
                     for j in range(1, K):
-                        v = PL[j, b] + TL[aa, j, b]
+                        v = PL[j * L + b] + ta[j * L + b]
                         better = v < bv
                         bv = v if better else bv
-                        bjv = float(j) if better else bjv
+                        bjv = float(j * L) if better else bjv
                     best[b] = bv
                     bj[b] = bjv
                 wc = w[cell]
                 cell += 1
                 for b in range(L):
-                    j = int(bj[b])
-                    Wt[last, j, b] += wc
-                    sm[j, last, b] += wc * xa
+                    t = int(bj[b]) + b
+                    WL[t] += wc
+                    SL[t] += wc * xa
                     err[b] += wc * best[b]
             if d == 1:
                 break
@@ -146,12 +153,7 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, L, K):  # pragma: no cover 
             done = False
             while True:
                 i = lev - 1
-                xi = ax[dig[i]]
-                for j in range(k):
-                    for b in range(L):
-                        sm[j, i, b] += Wt[lev, j, b] * xi
-                        Wt[lev - 1, j, b] += Wt[lev, j, b]
-                        Wt[lev, j, b] = 0.0
+                _close_subtree(sm[i], Wt[lev - 1], Wt[lev], ax[dig[i]], kl)
                 if i == 0:
                     done = True
                     break
@@ -163,15 +165,13 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, L, K):  # pragma: no cover 
             if done:
                 break
             for l in range(lev, d):
-                for j in range(k):
-                    for b in range(L):
-                        P[l, j, b] = P[l - 1, j, b] + T[l - 1, dig[l - 1], j, r0 + b]
+                _add_rows(P[l], P[l - 1], T[l - 1, dig[l - 1]], kl)
         cnt = Wt[0]
         for j in range(k):
             for b in range(L):
-                s_cnt[a0, j, r0 + b] = cnt[j, b]
+                s_cnt[a0, j, r0 + b] = cnt[j * L + b]
                 for i in range(d):
-                    s_sum[a0, j, i, r0 + b] = sm[j, i, b]
+                    s_sum[a0, j, i, r0 + b] = sm[i, j * L + b]
         for b in range(L):
             s_sse[a0, r0 + b] = err[b]
     counts[:] = 0.0
@@ -185,6 +185,25 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, L, K):  # pragma: no cover 
                     sums[j, i, b] += s_sum[a0, j, i, b]
         for b in range(R):
             sse[b] += s_sse[a0, b]
+
+
+@njit(cache=True, inline="always")
+def _add_rows(dst, a, b, n):  # pragma: no cover - compiled
+    """dst[t] = a[t] + b[t] for t < n (1-D views; n at runtime so the loop vectorises)."""
+    for t in range(n):
+        dst[t] = a[t] + b[t]
+
+
+@njit(cache=True, inline="always")
+def _close_subtree(s, parent, child, x, n):  # pragma: no cover - compiled
+    """Fold a finished subtree into its parent: its weight per (centroid, lane) ``child``
+    adds ``child·x`` to the coordinate sums ``s`` of the axis it fixed, joins ``parent``,
+    and resets to zero. All 1-D views of length n."""
+    for t in range(n):
+        v = child[t]
+        s[t] += v * x
+        parent[t] += v
+        child[t] = 0.0
 
 
 #: runs per lane block of the grid kernel (a compile-time literal, so the loops vectorise).
