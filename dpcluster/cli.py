@@ -133,12 +133,13 @@ def run(spec_paths: tuple[str, ...], jobs: int, out: str | None, force: bool, dr
         if dry_run:
             for sp in specs:
                 cells = harness.expand(sp)
-                costs = [harness.cell_cost(c) for c in cells]
-                cost = sum(costs)
-                for c, seconds in zip(cells, costs):
-                    click.echo(f"{c.id}  {c.n_runs:6d} runs  ~{seconds:9.1f}s  {c.describe()}")
-                click.echo(f"{sp.path}: {len(cells)} cells, {sum(c.n_runs for c in cells):,} "
-                           f"runs, ~{cost / 60:.1f} core-minutes if nothing is reused")
+                costs = {c.id: harness.cell_cost(c) for c in cells}  # one per computation
+                for c in cells:
+                    click.echo(f"{c.id}  {c.n_runs:6d} runs  ~{costs[c.id]:9.1f}s  "
+                               f"{c.describe()}")
+                click.echo(f"{sp.path}: {len(cells)} cells ({len(costs)} distinct "
+                           f"computations), {sum(c.n_runs for c in cells):,} runs, "
+                           f"~{sum(costs.values()) / 60:.1f} core-minutes if nothing is reused")
             return
         for sp in specs:  # load once here so data errors surface before any work
             for ds in sp.datasets:

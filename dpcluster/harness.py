@@ -9,6 +9,7 @@ and the run's (init, rep) index (see :mod:`dpcluster.rng`), so results do not de
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import platform
@@ -41,10 +42,20 @@ class Cell:
     n_init: int
     init_method: str
 
+    @functools.cached_property
+    def run_params(self) -> dict:
+        """The parameters that determine the computation: the spec's, or the entry's
+        ``canonical`` view of them (EUGkM: m in place of θ and rounding)."""
+        info = ALGORITHMS[self.algorithm.name]
+        if info.canonical is None:
+            return self.algorithm.kwargs
+        ds = data.load(self.dataset.name, **self.dataset.kwargs)
+        return info.canonical(ds.N, ds.d, self.epsilon, self.algorithm.kwargs)
+
     @property
     def identity(self) -> dict:
         return {"seed": self.seed, "dataset": self.dataset.key, "algorithm": self.algorithm.name,
-                "params": self.algorithm.kwargs, "epsilon": self.epsilon,
+                "params": self.run_params, "epsilon": self.epsilon,
                 "repeat": self.algorithm.repeat, "init": [self.n_init, self.init_method]}
 
     @property
@@ -53,7 +64,7 @@ class Cell:
 
     @property
     def stream_prefix(self) -> tuple:
-        return (self.dataset.key, self.algorithm.name, canonical(self.algorithm.kwargs),
+        return (self.dataset.key, self.algorithm.name, canonical(self.run_params),
                 repr(self.epsilon))
 
     @property
@@ -241,14 +252,16 @@ def run_spec(spec: Spec, out: Path | str | None = None, jobs: int = 1, force: bo
 
 
 def _read_rows(out: Path, cell: Cell) -> pd.DataFrame:
-    """A finished cell's rows, labelled with *this* spec's variant name.
+    """A finished cell's rows, labelled with *this* spec's variant name and parameters.
 
     The label is presentation, not identity: a cell borrowed from a spec that left θ at its
     default says ``eugkm``, where the spec sweeping θ calls the same cell
-    ``eugkm(theta=10.0)``.
+    ``eugkm(theta=10.0)``; and θ = 2 and θ = 5 cells that resolve to the same EUGkM grid are
+    one cell read under two labels.
     """
     rows = results.read_cell(out, cell.id)
     rows["variant"] = cell.algorithm.variant
+    rows["params"] = canonical(cell.algorithm.kwargs)
     return rows
 
 

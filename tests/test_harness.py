@@ -103,6 +103,34 @@ def test_a_borrowed_cell_takes_the_borrowing_specs_variant_label(tmp_path):
     assert set(rep.runs["variant"]) == {"eugkm(theta=10.0)", "eugkm(theta=20.0)"}
 
 
+def test_theta_values_with_the_same_grid_are_one_computation(tmp_path, monkeypatch):
+    """EUGkM sees θ only through m: θ = 10 and 10.5 give the same grid here, so their cells
+    share an identity, run once, and read back under their own labels and parameters."""
+    from dpcluster.algorithms.eugkm import cells_per_axis
+
+    for eps in (0.5, 2.0):  # the premise: same m for θ = 10 and 10.5, another m for θ = 20
+        m = [cells_per_axis(600, eps, 2, t) for t in (10, 10.5, 20)]
+        assert m[0] == m[1] != m[2]
+    sweep = _spec(tmp_path, datasets=[TINY["datasets"][0]],
+                  algorithms=[{"name": "eugkm", "repeat": 2,
+                               "params": {"theta": [10, 10.5, 20]}}])
+    computed = []
+    real_run = harness.run_cell
+    monkeypatch.setattr(harness, "run_cell", lambda c, *a: computed.append(c.id) or real_run(c, *a))
+    rep = harness.run_spec(sweep, tmp_path / "results" / "sweep")
+    assert rep.cells_total == 6 and len(computed) == len(set(computed)) == 4
+    runs = rep.runs.set_index(["epsilon", "rep"])
+    a, b = (runs[runs["variant"] == f"eugkm(theta={t})"] for t in (10.0, 10.5))
+    assert (a["nicv"] == b["nicv"]).all() and len(a) == 4
+    assert a["params"].str.contains('"theta":10.0').all()
+    assert b["params"].str.contains('"theta":10.5').all()
+    noisy_n = _spec(tmp_path, datasets=[TINY["datasets"][0]],
+                    algorithms=[{"name": "eugkm", "params": {"theta": [10, 10.5],
+                                                             "private_n": True}}])
+    ids = [c.id for c in harness.expand(noisy_n)]
+    assert len(set(ids)) == len(ids)  # a noisy N makes m random: nothing to share
+
+
 def test_same_bytes_for_any_jobs(tmp_path):
     sp = _spec(tmp_path)
     one = harness.run_spec(sp, tmp_path / "j1" / "out", jobs=1)  # separate parents:

@@ -68,3 +68,8 @@ def test_fig2_theta_and_gkm_claims_hold_and_fail():
     assert not theta.check(worse)[0]  # θ = 10 now last of four everywhere
     assert not gkm.check(worse)[0]  # EUGkM (θ = 10) ties GkM at 0.9: not strictly worse
     assert gkm.check(good[good.algorithm != "gkm"])[0] is None
+    # θ = 2 and 5 on one grid tie at 0.05 (one computation): θ = 10 ranks third, not second
+    tied = good.assign(mean=[0.05 if v in ("eugkm(theta=2.0)", "eugkm(theta=5.0)") else m
+                             for v, m in zip(good["variant"], good["mean"])])
+    verdict, detail = theta.check(tied)
+    assert not verdict and "θ=2: 3, θ=5: 3" in detail

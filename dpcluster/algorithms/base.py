@@ -69,6 +69,11 @@ class AlgorithmInfo:
     #: rough seconds on one core for a cell, ``cost(N, d, k, ε, params, repeat, n_init)``;
     #: None means the harness's generic data-pass estimate (scheduling and ETA only)
     cost: Callable[[int, int, int, float, dict, int, int], float] | None = None
+    #: ``canonical(N, d, ε, params) -> dict``: the parameters that actually determine the
+    #: computation (EUGkM: m instead of θ and rounding). Cells whose canonical parameters
+    #: agree are one computation: same identity, same streams, computed once. None: the
+    #: spec's parameters as given.
+    canonical: Callable[[int, int, float, dict], dict] | None = None
 
 
 
