@@ -46,3 +46,24 @@ def lloyd_steps(X, C, steps):
         ok = counts > 0
         C[ok] = sums[ok] / counts[ok, None]
     return C
+
+
+def consistence(D, kappa=0.8, max_iter=100):
+    """Algorithm 1 read off METHODS B4 with plain NumPy: each iteration revises every unfixed
+    (i, j) to min over k of D[i, k] + D[k, j], k with both links fixed before it."""
+    D = np.array(D, dtype=float)
+    n = len(D)
+    lam = kappa * D[~np.eye(n, dtype=bool)].max()
+    big = np.iinfo(np.int64).max
+    F = np.where(D < lam, 0, big).astype(np.int64)
+    np.fill_diagonal(F, 0)
+    for it in range(1, max_iter + 1):
+        ok = F < it
+        cand = np.where(ok[:, :, None] & ok[None, :, :], D[:, :, None] + D[None, :, :], np.inf)
+        best = cand.min(axis=1)  # (i, j): min over k
+        revise = (F == big) & np.isfinite(best)
+        if not revise.any():
+            break
+        D = np.where(revise, best, D)
+        F = np.where(revise, it, F)
+    return D, F
