@@ -87,14 +87,14 @@ def _consistence_pass(D, F, it, Dn, Fn):  # pragma: no cover - compiled
         i0 = tile * T
         i1 = min(n, i0 + T)
         best = np.full((i1 - i0, n), np.inf)
-        open_rows = 0
+        open_pairs = 0
         for i in range(i0, i1):
             for j in range(n):
                 Dn[i, j] = D[i, j]
                 Fn[i, j] = F[i, j]
                 if F[i, j] == big:
-                    open_rows += 1
-        if open_rows == 0:
+                    open_pairs += 1
+        if open_pairs == 0:  # the whole tile is fixed: nothing to revise
             continue
         for k in range(n):
             for i in range(i0, i1):
