@@ -84,6 +84,20 @@ def test_sse_and_nicv(rng, d):
     assert kernels.sse(X, C, w) == pytest.approx(naive.sse(X, C, w), rel=1e-10)
 
 
+@pytest.mark.parametrize("d", [1, 2, 6, 11])
+def test_sse_expanded_matches_sse(rng, d):
+    """PGkM's fitness form agrees with the direct SSE up to rounding, over a pool that is
+    not a multiple of the lane block, and a point sitting on a centroid adds 0, not < 0."""
+    X = rng.uniform(-1, 1, (300, d))
+    C = rng.uniform(-1, 1, (43, 4, d))
+    C[0, 2] = X[7]
+    got = kernels.sse_expanded(X, C)
+    np.testing.assert_allclose(got, [naive.sse(X, c) for c in C], rtol=1e-12)
+    assert got[0] == pytest.approx(kernels.sse(X, C[0]), rel=1e-12)
+    on_centroid = kernels.sse_expanded(X[7:8], C[:1])[0]
+    assert 0.0 <= on_centroid < 1e-14
+
+
 def test_nicv_empty_cluster_adds_nothing(rng):
     X = rng.uniform(-1, -0.5, (50, 2))
     C = np.array([[-0.75, -0.75]])

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import sse
+from ..kernels import nicv, sse_expanded
 from ..privacy import ExponentialMechanism, Ledger
 from .dplloyd import DPResult
 
@@ -77,7 +77,7 @@ def genetic_kmeans(
     nicv_trace = []
     best = cands[0]
     for it in range(iterations):
-        f = sse(X, cands.reshape(pool, k, d))  # one batched kernel call for the whole pool
+        f = sse_expanded(X, cands.reshape(pool, k, d))  # one batched kernel call for the pool
         if mech is None:
             chosen = list(np.argsort(f, kind="stable")[:selected])
         else:
@@ -91,7 +91,7 @@ def genetic_kmeans(
         parents = cands[chosen]
         best = parents[0]
         if trace:
-            nicv_trace.append(float(f[chosen[0]]) / N)
+            nicv_trace.append(float(nicv(X, best.reshape(k, d))))  # exact, not the fitness
         if it < iterations - 1:
             kids = _children(parents, pool - selected, rng, r * decay**it, r)
             cands = np.concatenate([parents, kids])

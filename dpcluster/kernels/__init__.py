@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .assign import accumulate_batched, assign_labels, sse_batched
+from .assign import accumulate_batched, assign_labels, sse_batched, sse_expanded_batched
 from .grid import GRID_LANES, cell_centres, grid_accumulate, grid_counts
 
 
@@ -50,6 +50,16 @@ def sse(X: np.ndarray, C: np.ndarray, weights: np.ndarray | None = None) -> np.n
     out = np.empty(Cb.shape[0])
     sse_batched(X, w, _runs_last(Cb.astype(np.float64)), out)
     return float(out[0]) if single else out
+
+
+def sse_expanded(X: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """Σ_x min_j ||x − o^j||² per centroid set C (R, k, d) -> (R,), computed as
+    ``||x||² + min_j (||o^j||² − 2 x·o^j)``: equal to :func:`sse` up to rounding and about
+    1.35x faster. For PGkM's fitness only; every reported NICV uses :func:`sse`."""
+    X = _as_points(X)
+    out = np.empty(C.shape[0])
+    sse_expanded_batched(X, np.ones(X.shape[0]), _runs_last(C.astype(np.float64)), out)
+    return out
 
 
 def nicv(X: np.ndarray, C: np.ndarray) -> np.ndarray | float:
@@ -97,4 +107,4 @@ def grid_stats(
 
 
 __all__ = ["GRID_LANES", "cell_centres", "cluster_stats", "grid_histogram", "grid_stats", "labels", "nicv",
-           "sse"]
+           "sse", "sse_expanded"]
