@@ -171,20 +171,27 @@ def _versions() -> dict:
 ProgressFn = Callable[[int, int, float], None]
 
 
+#: seconds every cell costs besides its algorithm's work (median of the measured small cells)
+CELL_OVERHEAD_S = 0.2
+
+
 def cell_cost(cell: Cell) -> float:
     """A rough work estimate for one cell (arbitrary units, about seconds on one core).
 
     Used only to start the heaviest cells first and to weight the progress ETA; it never
     affects results. Entries that declare ``cost`` (EUGkM, the hybrid, PGkM) give their
-    own; otherwise a cell costs ``runs · N · k · d · 2 ns`` (a few batched data passes per
-    run, which fits DPLloyd, Lloyd and GkM within a factor of ~5).
+    own; otherwise a cell costs ``runs · N · k · d · 1.5 ns`` (a few batched data passes per
+    run, which fits DPLloyd). Every cell also pays ``CELL_OVERHEAD_S`` (loading, NICV,
+    writing), which is most of the time of the ~1,000 small cells of ``make reproduce-all``.
     """
     info = ALGORITHMS[cell.algorithm.name]
     ds = data.load(cell.dataset.name, **cell.dataset.kwargs)
     if info.cost is not None:
-        return info.cost(ds.N, ds.d, ds.k, cell.epsilon, cell.algorithm.kwargs,
+        work = info.cost(ds.N, ds.d, ds.k, cell.epsilon, cell.algorithm.kwargs,
                          cell.algorithm.repeat, cell.n_init)
-    return cell.n_runs * ds.N * ds.k * ds.d * 2e-9
+    else:
+        work = cell.n_runs * ds.N * ds.k * ds.d * 1.5e-9
+    return CELL_OVERHEAD_S + work
 
 
 @dataclass

@@ -144,11 +144,14 @@ def _hybrid_cell(ctx: CellContext) -> tuple[list[Row], dict]:
     return rows, ledger
 
 
-#: seconds per (grid cell · centroid · lane · iteration) of the grid kernel; one iteration of
-#: 32 lanes over 5^9 cells at k = 7 took 0.18-0.19 s on the 2-core CI machine
-_GRID_UNIT_S = 4.2e-10
-#: seconds per (record · centroid · coordinate) of one SSE pass over a candidate pool
-_POOL_UNIT_S = 3e-10
+# Cost constants, fitted to the per-cell wall times of the measured `make reproduce-all` of
+# 2026-11-30 (sum of estimates = sum of measured times per algorithm, two workers busy).
+#: seconds per (grid cell · centroid · lane · iteration) of the grid kernel
+_GRID_UNIT_S = 5.3e-10
+#: seconds per (record · centroid · coordinate) of one fitness pass over a candidate pool
+_POOL_UNIT_S = 1.05e-10
+#: seconds per (record · centroid · coordinate · per-block Lloyd iteration) of GkM
+_GKM_UNIT_S = 4e-9
 
 
 def _grid_cost(N, d, k, epsilon, params, repeat, n_init, share=1.0) -> float:
@@ -169,6 +172,11 @@ def _eugkm_canonical(N, d, epsilon, params) -> dict:
     m = cells_per_axis(N, epsilon, d, params["theta"], params["rounding"])
     rest = {key: v for key, v in params.items() if key not in ("theta", "rounding")}
     return {**rest, "m": m}
+
+
+def _gkm_cost(N, d, k, epsilon, params, repeat, n_init) -> float:
+    """Every run clusters all N records in blocks, ``max_iter`` Lloyd passes each."""
+    return repeat * N * k * d * params.get("max_iter", 1) * _GKM_UNIT_S
 
 
 def _gene_cost(N, d, k, epsilon, params, repeat, n_init) -> float:
@@ -241,14 +249,14 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
     ),
     "gkm": independent_runs(
         "gkm", "GUPT sample-and-aggregate k-means, METHODS A4 (GkM-3K: block: 3k)", True,
-        lambda c: _gkm_cell(c, "gkm"), _GKM_PARAMS),
+        lambda c: _gkm_cell(c, "gkm"), _GKM_PARAMS, cost=_gkm_cost),
     "gkm_3k": independent_runs(
         "gkm_3k", "GkM with blocks of 3k records, METHODS A4", True,
         lambda c: _gkm_cell(c, "gkm"),
-        {**_GKM_PARAMS, "block": Param("3k", str, _GKM_PARAMS["block"].doc)}),
+        {**_GKM_PARAMS, "block": Param("3k", str, _GKM_PARAMS["block"].doc)}, cost=_gkm_cost),
     "gkm_sag": independent_runs(
         "gkm_sag", "SAG: GkM's block average without noise (Fig. 3 diagnostic, not private)",
-        False, lambda c: _gkm_cell(c, "sag"), _GKM_PARAMS),
+        False, lambda c: _gkm_cell(c, "sag"), _GKM_PARAMS, cost=_gkm_cost),
     "gkm_noise": independent_runs(
         "gkm_noise", "Noise: baseline centroids + Eq.-3 noise (Fig. 3 diagnostic, not "
         "private)", True, lambda c: _gkm_cell(c, "noise"), {"block": _GKM_PARAMS["block"]}),
