@@ -14,6 +14,9 @@ selected parameters and fresh randomness, so it is post-processing; the output, 
 parameter selected in the final iteration, costs nothing extra. The standard exponential
 mechanism stands in for PrivGene's enhanced one (METHODS A5 ASSUMPTION).
 Gene replaces each selection by the deterministic choice of the m' fittest candidates.
+The fitness is computed in the expanded form (:func:`~dpcluster.kernels.sse_expanded`), equal
+to the SSE up to ~1e-15 relative rounding: the usual floating-point caveat of the exponential
+mechanism, no larger than with the direct form.
 """
 
 from __future__ import annotations
