@@ -23,6 +23,23 @@ from numba import njit, prange
 RUN_CHUNK = 64
 
 
+@njit(cache=True, inline="always")
+def _expanded_tables(Ct, r0, B, D, width):  # pragma: no cover - compiled
+    """The expanded-form tables of runs ``r0 .. r0+B-1`` of Ct (k, D, R), zero-padded to
+    ``width`` lanes: ``cm[j, i, b] = −2 o^j_i`` (k, D, width) and ``cn[j, b] = ||o^j||²``
+    (k, width), so ``||x − o^j||² = ||x||² + cn[j] + Σ_i x_i cm[j, i]``."""
+    k = Ct.shape[0]
+    cm = np.zeros((k, D, width))
+    cn = np.zeros((k, width))
+    for j in range(k):
+        for i in range(D):
+            for b in range(B):
+                v = Ct[j, i, r0 + b]
+                cm[j, i, b] = -2.0 * v
+                cn[j, b] += v * v
+    return cm, cn
+
+
 @njit(parallel=True, cache=True)
 def _accumulate(X, w, Ct, counts, sums, D):  # pragma: no cover - compiled
     """Assign every point to its nearest centroid in every run; sum weights and points.
@@ -47,14 +64,7 @@ def _accumulate(X, w, Ct, counts, sums, D):  # pragma: no cover - compiled
     for c in prange(nchunks):
         r0 = c * RUN_CHUNK
         B = min(R, r0 + RUN_CHUNK) - r0
-        cm = np.zeros((k, D, RUN_CHUNK))  # −2 o^j_i
-        cn = np.zeros((k, RUN_CHUNK))  # ||o^j||²
-        for j in range(k):
-            for i in range(D):
-                for b in range(B):
-                    v = Ct[j, i, r0 + b]
-                    cm[j, i, b] = -2.0 * v
-                    cn[j, b] += v * v
+        cm, cn = _expanded_tables(Ct, r0, B, D, RUN_CHUNK)
         bd = np.empty(RUN_CHUNK)
         bi = np.empty(RUN_CHUNK)
         xs = np.empty(D)
@@ -222,14 +232,7 @@ def _sse_expanded(X, w, Ct, out, D):  # pragma: no cover - compiled
     for c in range(nchunks):
         r0 = c * SSE_CHUNK
         B = min(R, r0 + SSE_CHUNK) - r0
-        cm = np.zeros((k, D, SSE_CHUNK))  # −2 o^j_i
-        cn = np.zeros((k, SSE_CHUNK))  # ||o^j||²
-        for j in range(k):
-            for i in range(D):
-                for b in range(B):
-                    v = Ct[j, i, r0 + b]
-                    cm[j, i, b] = -2.0 * v
-                    cn[j, b] += v * v
+        cm, cn = _expanded_tables(Ct, r0, B, D, SSE_CHUNK)
         xs = np.empty(D)
         bd = np.empty(SSE_CHUNK)
         acc = np.zeros(SSE_CHUNK)
