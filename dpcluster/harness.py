@@ -179,16 +179,16 @@ def cell_cost(cell: Cell) -> float:
     """A rough work estimate for one cell (arbitrary units, about seconds on one core).
 
     Used only to start the heaviest cells first and to weight the progress ETA; it never
-    affects results. Entries that declare ``cost`` (EUGkM, the hybrid, PGkM) give their
-    own; otherwise a cell costs ``runs · N · k · d · 1.5 ns`` (a few batched data passes per
-    run, which fits DPLloyd). Every cell also pays ``CELL_OVERHEAD_S`` (loading, NICV,
+    affects results. Entries that declare ``cost`` (EUGkM, the hybrid, PGkM, GkM, Paper B's)
+    give their own; otherwise a cell costs ``runs · N · k · d · 1.5 ns`` (a few batched data
+    passes per run, which fits DPLloyd). Every cell also pays ``CELL_OVERHEAD_S`` (loading, NICV,
     writing), which is most of the time of the ~1,000 small cells of ``make reproduce-all``.
     """
     info = ALGORITHMS[cell.algorithm.name]
     ds = data.load(cell.dataset.name, **cell.dataset.kwargs)
     if info.cost is not None:
         work = info.cost(ds.N, ds.d, ds.k, cell.epsilon, cell.algorithm.kwargs,
-                         cell.algorithm.repeat, cell.n_init)
+                       cell.algorithm.repeat, cell.n_init)
     else:
         work = cell.n_runs * ds.N * ds.k * ds.d * 1.5e-9
     return CELL_OVERHEAD_S + work
