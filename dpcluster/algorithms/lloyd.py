@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..kernels import cluster_stats, grid_stats
+from ..kernels import cluster_stats, grid_moments
 
 Stats = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
@@ -69,7 +69,7 @@ def grid_lloyd_batch(
     The same iteration as :func:`lloyd_batch` on ``cell_centres(m, d, r)``, through the
     separable grid kernel (no (m^d, d) centre array).
     """
-    return lloyd_iterate(lambda C: grid_stats(weights, m, C, r)[:2], inits, max_iter, tol, r)
+    return lloyd_iterate(lambda C: grid_moments(weights, m, C, r), inits, max_iter, tol, r)
 
 
 def lloyd(X: np.ndarray, init: np.ndarray, max_iter: int = 300, tol: float = 0.0) -> np.ndarray:

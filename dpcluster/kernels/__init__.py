@@ -94,6 +94,19 @@ def grid_stats(
     same numbers :func:`cluster_stats` and :func:`sse` give on ``cell_centres(m, d, r)`` up
     to rounding, at a fraction of the cost and without the (m^d, d) centre array.
     """
+    return _grid_pass(weights, m, C, r, with_sse=True)
+
+
+def grid_moments(
+    weights: np.ndarray, m: int, C: np.ndarray, r: float = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Counts (R, k) and sums (R, k, d) of :func:`grid_stats`, bit-identical, without the
+    SSE: what one weighted Lloyd iteration needs (~8% cheaper)."""
+    counts, sums, _ = _grid_pass(weights, m, C, r, with_sse=False)
+    return counts, sums
+
+
+def _grid_pass(weights, m, C, r, with_sse):
     R, k, d = C.shape
     w = np.ascontiguousarray(weights, np.float64)
     if w.shape != (int(m) ** d,):
@@ -102,9 +115,10 @@ def grid_stats(
     Rp = -(-R // L) * L  # pad with copies of the last set, then trim
     Cp = np.concatenate([C, np.repeat(C[-1:], Rp - R, axis=0)]) if Rp > R else C
     counts, sums, out = np.empty((k, Rp)), np.empty((k, d, Rp)), np.empty(Rp)
-    grid_accumulate(w, int(m), float(r), _runs_last(Cp.astype(np.float64)), counts, sums, out)
+    grid_accumulate(w, int(m), float(r), _runs_last(Cp.astype(np.float64)), counts, sums, out,
+                    with_sse)
     return counts.T[:R].copy(), np.transpose(sums, (2, 0, 1))[:R].copy(), out[:R].copy()
 
 
-__all__ = ["GRID_LANES", "cell_centres", "cluster_stats", "grid_histogram", "grid_stats", "labels", "nicv",
+__all__ = ["GRID_LANES", "cell_centres", "cluster_stats", "grid_histogram", "grid_moments", "grid_stats", "labels", "nicv",
            "sse", "sse_expanded"]
