@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 from dpcluster import analysis
-from dpcluster.algorithms.gkm import align, block_size, gkm, n_blocks, sample_and_aggregate
+from dpcluster.algorithms.gkm import (
+    align,
+    block_initial_records,
+    block_size,
+    gkm,
+    n_blocks,
+    sample_and_aggregate,
+)
 from dpcluster.algorithms.hybrid import hybrid
 from dpcluster.algorithms.pgkm import fitness_sensitivity, genetic_kmeans
 from dpcluster.kernels import cluster_stats
@@ -53,15 +60,45 @@ def test_alignment_sorts_lexicographically():
     np.testing.assert_array_equal(align(C, "gupt")[0], [[-0.5, -1.0], [0.5, 0.0], [-0.5, 1.0]])
 
 
-def test_sag_recovers_well_separated_centres():
-    X, centres = _blobs(per=300)
-    avg, l = sample_and_aggregate(X, 3, "N^0.6", np.random.default_rng(3))
-    assert l == n_blocks(len(X), block_size("N^0.6", len(X), 3))
-    order = np.lexsort(centres.T[::-1])
-    # Blocks of ~46 points from 3 tight blobs: most blocks find all three, but a block whose
-    # k-means merges two blobs (a local optimum from its random init) pulls the average, so
-    # only the alignment (centroid j of every block is blob j) is checked, at 1/8 of the domain.
-    np.testing.assert_allclose(avg, centres[order], atol=0.25)
+def test_alignment_matches_per_block_lexsort_with_ties(rng):
+    C = rng.integers(-1, 2, (200, 6, 3)).astype(float)  # many exact ties
+    ref = np.stack([C[b][np.lexsort(C[b].T[::-1])] for b in range(len(C))])
+    np.testing.assert_array_equal(align(C, "lex0"), ref)
+
+
+def test_sag_matches_a_naive_pipeline():
+    """Shuffle, nearly equal blocks, 10 plain Lloyd steps per block from its picked records,
+    clamp, per-block lexicographic sort, average: rebuilt with NumPy from the same streams."""
+    X, _ = _blobs(per=100)
+    k, rng = 3, np.random.default_rng(3)
+    avg, l = sample_and_aggregate(X, k, "3k", rng)
+    shuffle_rng, init_rng = np.random.default_rng(3).spawn(2)
+    Xs = X[shuffle_rng.permutation(len(X))]
+    starts = np.linspace(0, len(X), l + 1).round().astype(int)
+    picks = block_initial_records(np.diff(starts), k, init_rng)
+    blocks = []
+    for b in range(l):
+        B = Xs[starts[b]:starts[b + 1]]
+        C = np.clip(naive.lloyd_steps(B, B[picks[b]], 10), -1, 1)
+        blocks.append(C[np.lexsort(C.T[::-1])])
+    assert l == len(X) // (3 * k)
+    np.testing.assert_allclose(avg, np.mean(blocks, axis=0), atol=1e-12)
+
+
+@pytest.mark.statistical
+def test_block_initial_records_are_uniform():
+    """Each block's k initial records: an ordered k-subset uniform over all size!/(size-k)!
+    of them (SciPy's minit="points"), or k uniform draws with replacement in a block smaller
+    than k. Counts per outcome are binomial; the tolerance is 5 standard deviations."""
+    rng = np.random.default_rng(11)
+    n = 6000
+    big = np.array([block_initial_records(np.array([5, 2]), 3, rng) for _ in range(n)])
+    assert all(len(set(p)) == 3 for p in big[:, 0])
+    for picks, outcomes in ((big[:, 0], 60), (big[:, 1], 8)):  # 5·4·3 and 2³ outcomes
+        _, counts = np.unique(picks, axis=0, return_counts=True)
+        p = 1 / outcomes
+        assert len(counts) == outcomes
+        assert np.abs(counts - n * p).max() < 5 * math.sqrt(n * p * (1 - p))
 
 
 @pytest.mark.statistical

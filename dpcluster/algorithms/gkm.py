@@ -18,7 +18,7 @@ import re
 
 import numpy as np
 
-from ..kernels.blocks import block_lloyd
+from ..kernels.blocks import block_lloyd, lex_order
 from ..privacy import LaplaceMechanism, Ledger
 from .dplloyd import DPResult
 
@@ -64,8 +64,7 @@ def align(C: np.ndarray, rule: str = "lex0") -> np.ndarray:
         order = np.argsort(C[:, :, min(1, d - 1)], axis=1, kind="stable")
     elif rule == "lex0":
         order = np.empty((l, k), np.int64)
-        for b in range(l):
-            order[b] = np.lexsort(C[b].T[::-1])  # last key is primary: coordinate 0
+        lex_order(np.ascontiguousarray(C, np.float64), order)
     else:
         raise ValueError(f"unknown alignment {rule!r}; valid: {ALIGN}")
     return np.take_along_axis(C, order[:, :, None], axis=1)
@@ -91,11 +90,7 @@ def sample_and_aggregate(
     Xs = np.ascontiguousarray(X[shuffle_rng.permutation(N)])
     starts = np.linspace(0, N, l + 1).round().astype(np.int64)  # l nearly equal blocks
     if minit == "points":
-        C = np.empty((l, k, d))
-        for j in range(l):
-            size = starts[j + 1] - starts[j]
-            pick = init_rng.choice(size, size=k, replace=size < k)
-            C[j] = Xs[starts[j] + pick]
+        C = Xs[starts[:-1, None] + block_initial_records(np.diff(starts), k, init_rng)]
     elif minit == "random":
         C = np.empty((l, k, d))
         for j in range(l):
@@ -110,6 +105,31 @@ def sample_and_aggregate(
     block_lloyd(Xs, starts, C, int(max_iter))
     C = np.clip(C, -r, r)  # GUPT's _sanitize: clamp each block output into the range
     return align(C, align_rule).mean(axis=0), l
+
+
+def block_initial_records(sizes: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """k record offsets (l, k) int64 in each of l blocks of ``sizes`` (l,) records.
+
+    A block with at least k records gets k distinct ones in uniformly random order (SciPy
+    ``kmeans2(minit="points")``, i.e. ``rng.choice(size, k, replace=False)``); a smaller
+    block gets k draws with replacement. Vectorised: every record gets a uniform key and a
+    block picks its k smallest keys, in key order, so there is no Python loop over blocks.
+    """
+    pick = np.empty((len(sizes), k), np.int64)
+    big = sizes >= k
+    if big.any():
+        size_b = sizes[big]
+        smax = int(size_b.max())
+        keys = rng.random((len(size_b), smax))
+        keys[np.arange(smax)[None, :] >= size_b[:, None]] = np.inf  # past the end of a block
+        first = np.argpartition(keys, k - 1, axis=1)[:, :k] if smax > k else \
+            np.broadcast_to(np.arange(k), (len(size_b), k))
+        by_key = np.argsort(np.take_along_axis(keys, first, axis=1), axis=1)
+        pick[big] = np.take_along_axis(first, by_key, axis=1)
+    small = ~big
+    if small.any():
+        pick[small] = rng.integers(0, sizes[small, None], (int(small.sum()), k))
+    return pick
 
 
 def gkm(
@@ -139,5 +159,5 @@ def noise_diagnostic(best: np.ndarray, N: int, epsilon: float, block: str | int,
     return best + noise_mechanism(k, d, l, epsilon, r).noise(rng, best.shape)
 
 
-__all__ = ["ALIGN", "MINIT", "align", "block_size", "gkm", "n_blocks", "noise_diagnostic",
-           "noise_mechanism", "sample_and_aggregate"]
+__all__ = ["ALIGN", "MINIT", "align", "block_initial_records", "block_size", "gkm", "n_blocks",
+           "noise_diagnostic", "noise_mechanism", "sample_and_aggregate"]
