@@ -87,6 +87,7 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, L, K):  # pragma:
         ax[a] = -r + (a + 0.5) * width
     nblocks = R // L
     kl = k * L  # deliberately not a literal: see the docstring
+    nl = kl // k  # = L, but a runtime value, so the masked-add loop vectorises
     # Tb[c, i, a, j·L + b] = (centre_a − o^j_i)² for run c·L + b: each lane block contiguous
     Tb = np.empty((nblocks, d, m, kl))
     for c in range(nblocks):
@@ -149,6 +150,12 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, L, K):  # pragma:
                         WL[t] += wc
                         SL[t] += wc * xa
                         err[b] += wc * best[b]
+                elif K <= MASKED_MAX_K:
+                    # small k: a masked add over the k clusters, vectorised over lanes, beats
+                    # the scalar scatter below (same additions in the same order)
+                    wx = wc * xa
+                    for j in range(K):
+                        _masked_add(WL, SL, bj, float(j * L), j * nl, wc, wx, nl)
                 else:
                     for b in range(L):
                         t = int(bj[b]) + b
@@ -203,6 +210,16 @@ def _add_rows(dst, a, b, n):  # pragma: no cover - compiled
 
 
 @njit(cache=True, inline="always")
+def _masked_add(W, S, lab, j, off, wc, wx, n):  # pragma: no cover - compiled
+    """For lanes b < n whose nearest centroid ``lab[b]`` is j: ``W[off+b] += wc`` and
+    ``S[off+b] += wx``; other lanes keep their value exactly (a select, not ``+= 0``)."""
+    for b in range(n):
+        hit = lab[b] == j
+        W[off + b] = W[off + b] + wc if hit else W[off + b]
+        S[off + b] = S[off + b] + wx if hit else S[off + b]
+
+
+@njit(cache=True, inline="always")
 def _close_subtree(s, parent, child, x, n):  # pragma: no cover - compiled
     """Fold a finished subtree into its parent: its weight per (centroid, lane) ``child``
     adds ``child·x`` to the coordinate sums ``s`` of the axis it fixed, joins ``parent``,
@@ -213,6 +230,9 @@ def _close_subtree(s, parent, child, x, n):  # pragma: no cover - compiled
         parent[t] += v
         child[t] = 0.0
 
+
+#: largest k whose cluster sums use the masked add instead of the scalar scatter
+MASKED_MAX_K = 4
 
 #: runs per lane block of the grid kernel (a compile-time literal, so the loops vectorise).
 #: One width only: on noise-dominated grids all 30 runs stay active for 100 iterations, and
