@@ -23,10 +23,9 @@ import numpy as np
 
 from dpcluster import data
 from dpcluster.algorithms.eugkm import cells_per_axis
-from dpcluster.algorithms.gkm import block_size, n_blocks
+from dpcluster.algorithms.gkm import block_size, gkm, n_blocks, noise_mechanism
 from dpcluster.algorithms.pgkm import genetic_kmeans
-from dpcluster.kernels import cell_centres, grid_histogram, grid_stats, sse
-from dpcluster.kernels.blocks import block_lloyd
+from dpcluster.kernels import cell_centres, grid_histogram, grid_moments, sse
 
 
 def _best_of(fn, repeats=3) -> float:
@@ -54,8 +53,8 @@ def bench_eugkm(ds, eps=1.0, runs=30, iters=5, theta=10.0):
     rng = np.random.default_rng(0)
     w = grid_histogram(ds.X, m) + rng.laplace(0, 1 / eps, m**ds.d)
     C = rng.uniform(-1, 1, (runs, ds.k, ds.d))
-    grid_stats(w, m, C)
-    ours = _best_of(lambda: grid_stats(w, m, C)) * iters
+    grid_moments(w, m, C)
+    ours = _best_of(lambda: grid_moments(w, m, C)) * iters
     centres = cell_centres(m, ds.d)
     sl = max(1, min(runs, int(2e7 // max(1, centres.size * ds.k))))  # keep the naive side short
     t = _best_of(lambda: [_naive_stats(centres, w, C[r]) for r in range(sl)], 1)
@@ -65,27 +64,36 @@ def bench_eugkm(ds, eps=1.0, runs=30, iters=5, theta=10.0):
     return ours, naive, note
 
 
-def bench_gkm(ds, rule="3k"):
-    """Per-block k-means of one GkM run (10 iterations per block)."""
+def bench_gkm(ds, rule="3k", eps=1.0):
+    """One whole GkM run (shuffle, k random records per block, 10 Lloyd iterations per
+    block, clamp, align, average, noise) against the same steps with a loop over blocks."""
     b = block_size(rule, ds.N, ds.k)
     l = n_blocks(ds.N, b)
-    rng = np.random.default_rng(0)
-    Xs = np.ascontiguousarray(ds.X[rng.permutation(ds.N)])
-    starts = np.linspace(0, ds.N, l + 1).round().astype(np.int64)
-    C0 = np.stack([Xs[starts[j] + rng.choice(starts[j + 1] - starts[j], ds.k)] for j in range(l)])
-    block_lloyd(Xs, starts, C0.copy(), 10)
-    ours = _best_of(lambda: block_lloyd(Xs, starts, C0.copy(), 10))
+    gkm(ds.X, ds.k, eps, np.random.default_rng(0), block=rule)
+    ours = _best_of(lambda: gkm(ds.X, ds.k, eps, np.random.default_rng(0), block=rule))
 
     def naive():
+        rng = np.random.default_rng(0)
+        Xs = ds.X[rng.permutation(ds.N)]
+        starts = np.linspace(0, ds.N, l + 1).round().astype(np.int64)
+        out = np.empty((l, ds.k, ds.d))
         for j in range(l):
             B = Xs[starts[j]:starts[j + 1]]
-            C = C0[j].copy()
+            C = B[rng.choice(len(B), ds.k, replace=len(B) < ds.k)]
             for _ in range(10):
                 W, S, _ = _naive_stats(B, np.ones(len(B)), C)
                 ok = W > 0
                 C[ok] = S[ok] / W[ok, None]
+            C = np.clip(C, -1, 1)
+            out[j] = C[np.lexsort(C.T[::-1])]
+        scale = noise_mechanism(ds.k, ds.d, l, eps).scale
+        return out.mean(axis=0) + rng.laplace(0, scale, (ds.k, ds.d))
 
     return ours, _best_of(naive, 1), f"{l:,} blocks of {b}"
+
+
+def bench_gkm_n06(ds):
+    return bench_gkm(ds, "N^0.6")
 
 
 def bench_pgkm(ds, eps=1.0, pool=200):
@@ -101,8 +109,8 @@ def bench_pgkm(ds, eps=1.0, pool=200):
     return ours, 8 * naive_pool + other, f"pool {pool} x 8 iterations; fitness {batched_pool * 1e3:.1f} ms vs {naive_pool * 1e3:.0f} ms per pool"
 
 
-BENCHES = {"EUGkM (grid Lloyd)": bench_eugkm, "GkM-3K (block k-means)": bench_gkm,
-           "PGkM (one run)": bench_pgkm}
+BENCHES = {"EUGkM (grid Lloyd)": bench_eugkm, "GkM (one run, N^0.6)": bench_gkm_n06,
+           "GkM-3K (one run)": bench_gkm, "PGkM (one run)": bench_pgkm}
 
 
 def _parse_dataset(entry: str):
