@@ -136,6 +136,25 @@ def test_grid_stats_equals_oracle_on_cell_centres(rng, m, d, k, R):
         assert err[r] == pytest.approx(naive.sse(centres, C[r], w), rel=1e-12, abs=1e-12)
 
 
+@pytest.mark.parametrize("k", [1, 2, 4, 5, 7])  # k <= MASKED_MAX_K: masked add; above: scatter
+def test_grid_moments_bit_identical_to_grid_stats(rng, k):
+    """The Lloyd pass without the SSE takes either cluster-sum path; both must give exactly
+    the counts and sums of the full pass (which the oracle test above pins down)."""
+    m, d = 4, 3
+    w = rng.normal(size=m**d)
+    C = rng.uniform(-1, 1, (33, k, d))
+    counts, sums, _ = kernels.grid_stats(w, m, C)
+    c2, s2 = kernels.grid_moments(w, m, C)
+    np.testing.assert_array_equal(c2, counts)
+    np.testing.assert_array_equal(s2, sums)
+
+
+def test_grid_moments_tie_goes_to_lowest_index():
+    C = np.array([[[0.2, 0.2], [0.2, 0.2], [-0.5, -0.5]]])
+    counts, _ = kernels.grid_moments(np.ones(4), 2, C)
+    np.testing.assert_array_equal(counts[0], [3.0, 0.0, 1.0])
+
+
 def test_grid_stats_tie_goes_to_lowest_index():
     # m = 2 on [-1, 1]: centres at ±0.5. Two identical centroids tie everywhere.
     C = np.array([[[0.2, 0.2], [0.2, 0.2], [-0.5, -0.5]]])

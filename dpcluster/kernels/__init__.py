@@ -101,7 +101,7 @@ def grid_moments(
     weights: np.ndarray, m: int, C: np.ndarray, r: float = 1.0
 ) -> tuple[np.ndarray, np.ndarray]:
     """Counts (R, k) and sums (R, k, d) of :func:`grid_stats`, bit-identical, without the
-    SSE: what one weighted Lloyd iteration needs (~8% cheaper)."""
+    SSE: what one weighted Lloyd iteration needs (~6% cheaper)."""
     counts, sums, _ = _grid_pass(weights, m, C, r, with_sse=False)
     return counts, sums
 
@@ -120,5 +120,5 @@ def _grid_pass(weights, m, C, r, with_sse):
     return counts.T[:R].copy(), np.transpose(sums, (2, 0, 1))[:R].copy(), out[:R].copy()
 
 
-__all__ = ["GRID_LANES", "cell_centres", "cluster_stats", "grid_histogram", "grid_moments", "grid_stats", "labels", "nicv",
-           "sse", "sse_expanded"]
+__all__ = ["GRID_LANES", "cell_centres", "cluster_stats", "grid_histogram", "grid_moments",
+           "grid_stats", "labels", "nicv", "sse", "sse_expanded"]
