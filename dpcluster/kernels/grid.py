@@ -144,13 +144,7 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, L, K):  # pragma:
                     bj[b] = bjv
                 wc = w[cell]
                 cell += 1
-                if with_sse:
-                    for b in range(L):
-                        t = int(bj[b]) + b
-                        WL[t] += wc
-                        SL[t] += wc * xa
-                        err[b] += wc * best[b]
-                elif K <= MASKED_MAX_K:
+                if K <= MASKED_MAX_K:
                     # small k: a masked add over the k clusters, vectorised over lanes, beats
                     # the scalar scatter below (same additions in the same order)
                     wx = wc * xa
@@ -161,6 +155,9 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, L, K):  # pragma:
                         t = int(bj[b]) + b
                         WL[t] += wc
                         SL[t] += wc * xa
+                if with_sse:
+                    for b in range(L):
+                        err[b] += wc * best[b]
             if d == 1:
                 break
             # close finished subtrees (the row first), then advance the odometer
