@@ -64,8 +64,9 @@ class Cell:
 
     @property
     def stream_prefix(self) -> tuple:
-        return (self.dataset.key, self.algorithm.name, canonical(self.run_params),
-                repr(self.epsilon))
+        arithmetic = ALGORITHMS[self.algorithm.name].arithmetic
+        drawn = {key: v for key, v in self.run_params.items() if key not in arithmetic}
+        return (self.dataset.key, self.algorithm.name, canonical(drawn), repr(self.epsilon))
 
     @property
     def n_runs(self) -> int:

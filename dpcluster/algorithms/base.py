@@ -74,6 +74,10 @@ class AlgorithmInfo:
     #: agree are one computation: same identity, same streams, computed once. None: the
     #: spec's parameters as given.
     canonical: Callable[[int, int, float, dict], dict] | None = None
+    #: parameters that change only the arithmetic, not which random numbers are drawn
+    #: (EUGkM's ``distances``). They are part of a cell's identity but not of its streams, so
+    #: cells that differ only in them see the same noise and compare run for run.
+    arithmetic: tuple[str, ...] = ()
 
 
 

@@ -20,12 +20,13 @@ from .eugkm import eugkm
 def hybrid(
     X: np.ndarray, k: int, epsilon: float, inits: np.ndarray, rng: np.random.Generator,
     lloyd_runs: int = 1, force: bool = False, theta: float = 10.0, rounding: str = "round",
-    max_iter: int = 100, r: float = 1.0,
+    max_iter: int = 100, r: float = 1.0, distances: str = "float32",
 ) -> list[DPResult]:
     """One EUGkM synopsis followed by ``lloyd_runs`` independent DPLloyd iterations.
 
     X (N, d); inits (30, k, d) the shared sets; ``rng`` is split into the synopsis stream and
-    one (count, sum) pair per DPLloyd run. ``force`` skips the fallback test.
+    one (count, sum) pair per DPLloyd run. ``force`` skips the fallback test. ``distances``
+    is EUGkM's (:func:`~dpcluster.algorithms.eugkm.eugkm`).
     Returns ``lloyd_runs`` DPResults (one when falling back); info carries ``fell_back``,
     ``ineq15`` and the EUGkM grid.
     """
@@ -35,11 +36,11 @@ def hybrid(
     info = {"ineq15": switch["ineq15"], "forced": force}
     if not (switch["use_hybrid"] or force):
         res = eugkm(X, k, epsilon, inits, syn_rng, theta=theta, rounding=rounding,
-                    max_iter=max_iter, r=r)
+                    max_iter=max_iter, r=r, distances=distances)
         return [DPResult(res.centroids, res.ledger, res.iterations,
                          {**res.info, **info, "fell_back": True})]
     first = eugkm(X, k, epsilon / 2.0, inits, syn_rng, theta=theta, rounding=rounding,
-                  max_iter=max_iter, r=r)
+                  max_iter=max_iter, r=r, distances=distances)
     streams = [dict(zip(("count", "sum"), g.spawn(2))) for g in lloyd_rng.spawn(lloyd_runs)]
     C, step_ledger = dplloyd_batch(X, np.repeat(first.centroids[None], lloyd_runs, axis=0),
                                    epsilon / 2.0, streams, iterations=1, r=r)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import GRID_LANES, nicv
+from ..kernels import GRID_DISTANCES, GRID_LANES, nicv
 from .base import AlgorithmInfo, CellContext, Param, Row, independent_runs
 from .dplloyd import dplloyd_batch, improved_iterations
 from .eugkm import ROUNDING, cells_per_axis, eugkm
@@ -57,7 +57,7 @@ def _eugkm_cell(ctx: CellContext) -> tuple[list[Row], dict]:
     for s in range(ctx.repeat):
         res = eugkm(X, ctx.k, ctx.epsilon, inits, ctx.streams.child("synopsis", s),
                     theta=p["theta"], rounding=p["rounding"], private_n=p["private_n"],
-                    max_iter=p["max_iter"])
+                    max_iter=p["max_iter"], distances=p["distances"])
         ledger = res.ledger
         rows.append({"init": res.info["chosen_init"], "rep": s,
                      "nicv": float(nicv(X, res.centroids)), "iterations": res.iterations,
@@ -134,7 +134,8 @@ def _hybrid_cell(ctx: CellContext) -> tuple[list[Row], dict]:
     for s in range(ctx.repeat):
         results = hybrid(X, ctx.k, ctx.epsilon, inits, ctx.streams.child("synopsis", s),
                          lloyd_runs=p["lloyd_runs"], force=p["force"], theta=p["theta"],
-                         rounding=p["rounding"], max_iter=p["max_iter"])
+                         rounding=p["rounding"], max_iter=p["max_iter"],
+                         distances=p["distances"])
         for j, res in enumerate(results):
             ledger = res.ledger.to_dict()
             rows.append({"init": s, "rep": j, "nicv": float(nicv(X, res.centroids)),
@@ -183,6 +184,9 @@ def _gkm_cost(N, d, k, epsilon, params, repeat, n_init) -> float:
 def _gene_cost(N, d, k, epsilon, params, repeat, n_init) -> float:
     return repeat * params["pool"] * params["iterations"] * N * k * d * _POOL_UNIT_S
 
+
+_DISTANCES = Param("float32", str, "precision of EUGkM's cell-to-centroid distance comparisons "
+                   "(float32 is 5-27% faster; README 'Numerics')", choices=GRID_DISTANCES)
 
 _MIN_COUNT = Param(0.0, float, "a cluster whose noisy count is <= this keeps its centroid "
                    "(METHODS A1 ASSUMPTION; option 1)")
@@ -236,11 +240,13 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
         "eugkm", "noisy uniform grid + weighted k-means, METHODS A3", private=True,
         repeat_default=10, repeat_doc="independent synopses", run_cell=_eugkm_cell,
         count_runs=lambda repeat, n_init: repeat, cost=_grid_cost, canonical=_eugkm_canonical,
+        arithmetic=("distances",),
         params={"theta": Param(10.0, float, "θ in M = (Nε/θ)^(2d/(2+d))", minimum=1e-9),
                 "rounding": Param("round", str, "cells per axis m = rounding(M^(1/d))",
                                   choices=tuple(ROUNDING)),
                 "private_n": Param(False, bool, "spend 5% of ε on a noisy N for choosing M"),
-                "max_iter": Param(100, int, "weighted Lloyd iteration cap", minimum=1)},
+                "max_iter": Param(100, int, "weighted Lloyd iteration cap", minimum=1),
+                "distances": _DISTANCES},
     ),
     "lloyd_steps": AlgorithmInfo(
         "lloyd_steps", "non-private Lloyd, NICV after each of the first iterations (Fig. 4)",
@@ -274,12 +280,14 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
         private=True, repeat_default=10, repeat_doc="EUGkM synopses (× lloyd_runs each)",
         run_cell=_hybrid_cell, count_runs=lambda repeat, n_init: repeat * 10,
         cost=lambda *a: _grid_cost(*a, share=0.5),  # an upper bound: EUGkM at ε/2
+        arithmetic=("distances",),
         params={"lloyd_runs": Param(10, int, "DPLloyd runs per synopsis", minimum=1),
                 "force": Param(False, bool, "skip the MSE fallback test (always hybrid)"),
                 "theta": Param(10.0, float, "EUGkM θ", minimum=1e-9),
                 "rounding": Param("round", str, "EUGkM cells per axis rounding",
                                   choices=tuple(ROUNDING)),
-                "max_iter": Param(100, int, "weighted Lloyd iteration cap", minimum=1)},
+                "max_iter": Param(100, int, "weighted Lloyd iteration cap", minimum=1),
+                "distances": _DISTANCES},
     ),
 }
 

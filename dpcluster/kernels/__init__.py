@@ -85,7 +85,7 @@ def grid_histogram(X: np.ndarray, m: int, r: float = 1.0) -> np.ndarray:
 
 
 def grid_stats(
-    weights: np.ndarray, m: int, C: np.ndarray, r: float = 1.0
+    weights: np.ndarray, m: int, C: np.ndarray, r: float = 1.0, distances: str = "float64"
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Weighted Lloyd statistics of the ``m^d`` grid cell centres (EUGkM, METHODS A3).
 
@@ -93,20 +93,31 @@ def grid_stats(
     Returns counts (R, k), sums (R, k, d) and SSE (R,) = Σ_c w_c min_j ||c − o^j||², the
     same numbers :func:`cluster_stats` and :func:`sse` give on ``cell_centres(m, d, r)`` up
     to rounding, at a fraction of the cost and without the (m^d, d) centre array.
+
+    ``distances="float32"`` compares the squared distances in single precision (counts,
+    sums and the SSE accumulate in double): 5-27% faster per pass, and a cell whose two
+    nearest centroids are within ~(2d+2)·2⁻²⁴ relative distance of each other may go to
+    the other one. Exact ties still go to the lowest index.
     """
-    return _grid_pass(weights, m, C, r, with_sse=True)
+    return _grid_pass(weights, m, C, r, True, distances)
 
 
 def grid_moments(
-    weights: np.ndarray, m: int, C: np.ndarray, r: float = 1.0
+    weights: np.ndarray, m: int, C: np.ndarray, r: float = 1.0, distances: str = "float64"
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Counts (R, k) and sums (R, k, d) of :func:`grid_stats`, bit-identical, without the
-    SSE: what one weighted Lloyd iteration needs (~6% cheaper)."""
-    counts, sums, _ = _grid_pass(weights, m, C, r, with_sse=False)
+    """Counts (R, k) and sums (R, k, d) of :func:`grid_stats` (same ``distances``),
+    bit-identical, without the SSE: what one weighted Lloyd iteration needs (~6% cheaper)."""
+    counts, sums, _ = _grid_pass(weights, m, C, r, False, distances)
     return counts, sums
 
 
-def _grid_pass(weights, m, C, r, with_sse):
+#: precisions the grid kernel can compare distances in
+GRID_DISTANCES = ("float32", "float64")
+
+
+def _grid_pass(weights, m, C, r, with_sse, distances):
+    if distances not in GRID_DISTANCES:
+        raise ValueError(f"distances must be one of {GRID_DISTANCES}, not {distances!r}")
     R, k, d = C.shape
     w = np.ascontiguousarray(weights, np.float64)
     if w.shape != (int(m) ** d,):
@@ -116,9 +127,9 @@ def _grid_pass(weights, m, C, r, with_sse):
     Cp = np.concatenate([C, np.repeat(C[-1:], Rp - R, axis=0)]) if Rp > R else C
     counts, sums, out = np.empty((k, Rp)), np.empty((k, d, Rp)), np.empty(Rp)
     grid_accumulate(w, int(m), float(r), _runs_last(Cp.astype(np.float64)), counts, sums, out,
-                    with_sse)
+                    with_sse, single=distances == "float32")
     return counts.T[:R].copy(), np.transpose(sums, (2, 0, 1))[:R].copy(), out[:R].copy()
 
 
-__all__ = ["GRID_LANES", "cell_centres", "cluster_stats", "grid_histogram", "grid_moments",
+__all__ = ["GRID_DISTANCES", "GRID_LANES", "cell_centres", "cluster_stats", "grid_histogram", "grid_moments",
            "grid_stats", "labels", "nicv", "sse", "sse_expanded"]

@@ -48,7 +48,7 @@ def cell_centres(m: int, d: int, r: float = 1.0) -> np.ndarray:
 
 
 @njit(cache=True)
-def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, L, K):  # pragma: no cover
+def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, L, K, F):  # pragma: no cover
     """Weighted Lloyd statistics of the ``m^d`` grid cell centres, without materialising them.
 
     Every cell c of the uniform grid on ``[-r, r]^d`` (C order, as :func:`grid_counts`) is a
@@ -89,14 +89,14 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, L, K):  # pragma:
     kl = k * L  # deliberately not a literal: see the docstring
     nl = kl // k  # = L, but a runtime value, so the masked-add loop vectorises
     # Tb[c, i, a, j·L + b] = (centre_a − o^j_i)² for run c·L + b: each lane block contiguous
-    Tb = np.empty((nblocks, d, m, kl))
+    Tb = np.empty((nblocks, d, m, kl), F)
     for c in range(nblocks):
         for i in range(d):
             for a in range(m):
                 for j in range(k):
                     for b in range(L):
                         diff = ax[a] - Ct[j, i, c * L + b]
-                        Tb[c, i, a, j * L + b] = diff * diff
+                        Tb[c, i, a, j * L + b] = F(diff * diff)
     row_cells = m ** (d - 1)
     s_cnt = np.zeros((m, k, R))
     s_sum = np.zeros((m, k, d, R))
@@ -109,13 +109,13 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, L, K):  # pragma:
         T = Tb[blk]
         dig = np.zeros(d, np.int64)
         dig[0] = a0
-        P = np.zeros((d, kl))  # P[l] = Σ_{i<l} T[i, dig[i]]
+        P = np.zeros((d, kl), F)  # P[l] = Σ_{i<l} T[i, dig[i]]
         for l in range(1, d):
             _add_rows(P[l], P[l - 1], T[l - 1, dig[l - 1]], kl)
         TL = T[last]
         PL = P[last]
-        best = np.empty(L)
-        bj = np.zeros(L)  # j·L of the nearest centroid, as a float so the select vectorises
+        best = np.empty(L, F)
+        bj = np.zeros(L, F)  # j·L of the nearest centroid, as a float so the select vectorises
         # Wt[l] = weight per (centroid, lane) so far in the open subtree whose digits 0..l-1
         # are fixed; when it closes, axis l-1's coordinate is added once for all of it.
         Wt = np.zeros((d, kl))
@@ -134,12 +134,12 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, L, K):  # pragma:
                 # and each lane's running minimum stays in a register
                 for b in range(L):
                     bv = PL[b] + ta[b]
-                    bjv = 0.0
+                    bjv = F(0.0)
                     for j in range(1, K):
                         v = PL[j * L + b] + ta[j * L + b]
                         better = v < bv
                         bv = v if better else bv
-                        bjv = float(j * L) if better else bjv
+                        bjv = F(j * L) if better else bjv
                     best[b] = bv
                     bj[b] = bjv
                 wc = w[cell]
@@ -149,7 +149,7 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, L, K):  # pragma:
                     # the scalar scatter below (same additions in the same order)
                     wx = wc * xa
                     for j in range(K):
-                        _masked_add(WL, SL, bj, float(j * L), j * nl, wc, wx, nl)
+                        _masked_add(WL, SL, bj, F(j * L), j * nl, wc, wx, nl)
                 else:
                     for b in range(L):
                         t = int(bj[b]) + b
@@ -238,7 +238,7 @@ GRID_LANES = 32
 
 
 @functools.cache
-def _specialise(K: int):
+def _specialise(K: int, single: bool):
     """An njit wrapper calling :func:`_grid_accumulate` with L = ``GRID_LANES`` and k = ``K``
     frozen as compile-time literals.
 
@@ -247,14 +247,16 @@ def _specialise(K: int):
     faster at k = 5..10 (``scripts/bench_algorithms.py``), with bit-identical results.
     """
 
+    F = np.float32 if single else np.float64
+
     @njit(cache=True)
     def grid_accumulate_k(w, m, r, Ct, counts, sums, sse, with_sse):  # pragma: no cover
-        _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, GRID_LANES, K)
+        _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, GRID_LANES, K, F)
 
     return grid_accumulate_k
 
 
-def grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse=True) -> None:
+def grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse=True, single=False) -> None:
     """:func:`_grid_accumulate` for centroids Ct (k, d, R); the caller pads R to a multiple
-    of ``GRID_LANES``."""
-    _specialise(Ct.shape[0])(w, m, r, Ct, counts, sums, sse, bool(with_sse))
+    of ``GRID_LANES``. ``single`` compares distances in float32 (see ``F`` there)."""
+    _specialise(Ct.shape[0], bool(single))(w, m, r, Ct, counts, sums, sse, bool(with_sse))
