@@ -224,6 +224,8 @@ def run_specs(specs: list[tuple[Spec, Path | str | None]], jobs: int = 1, force:
 
     A cell needed by several specs (same id) is computed once and written to each. Cells
     start heaviest first (:func:`cell_cost`), so the pool does not end on one long cell.
+    With ``jobs > 1`` the specs' tables and figures are also written in parallel (each spec
+    writes only under its own ``out``).
     """
     plans = [_plan(spec, out, force) for spec, out in specs]
     needed: dict[str, list[_Plan]] = {}
@@ -250,6 +252,10 @@ def run_specs(specs: list[tuple[Spec, Path | str | None]], jobs: int = 1, force:
         work_done += cost[cid]
         if progress:
             progress(done, cells_total, work_done / work_total if work_total > 0 else 1.0)
+    if jobs > 1 and len(plans) > 1:  # tables and figures of different specs are independent
+        from joblib import Parallel, delayed
+
+        return Parallel(n_jobs=min(jobs, len(plans)))(delayed(_finish)(p, jobs) for p in plans)
     return [_finish(plan, jobs) for plan in plans]
 
 
