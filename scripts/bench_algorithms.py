@@ -17,6 +17,7 @@ A ``synthetic:key=value:...`` entry is Figure 2's generator (N = 10,000 unless g
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 
 import numpy as np
@@ -47,14 +48,15 @@ def _naive_stats(X, w, C):
     return W, S, float((w * d2[np.arange(len(X)), lab]).sum())
 
 
-def bench_eugkm(ds, eps=1.0, runs=30, iters=5, theta=10.0):
-    """One weighted-Lloyd iteration of all 30 runs on the noisy grid (EUGkM's inner cost)."""
+def bench_eugkm(ds, eps=1.0, runs=30, iters=5, theta=10.0, distances="float32"):
+    """One weighted-Lloyd iteration of all 30 runs on the noisy grid (EUGkM's inner cost),
+    comparing distances in ``distances`` precision (float32 is EUGkM's default)."""
     m = cells_per_axis(ds.N, eps, ds.d, theta)
     rng = np.random.default_rng(0)
     w = grid_histogram(ds.X, m) + rng.laplace(0, 1 / eps, m**ds.d)
     C = rng.uniform(-1, 1, (runs, ds.k, ds.d))
-    grid_moments(w, m, C)
-    ours = _best_of(lambda: grid_moments(w, m, C)) * iters
+    grid_moments(w, m, C, distances=distances)
+    ours = _best_of(lambda: grid_moments(w, m, C, distances=distances)) * iters
     centres = cell_centres(m, ds.d)
     sl = max(1, min(runs, int(2e7 // max(1, centres.size * ds.k))))  # keep the naive side short
     t = _best_of(lambda: [_naive_stats(centres, w, C[r]) for r in range(sl)], 1)
@@ -109,7 +111,9 @@ def bench_pgkm(ds, eps=1.0, pool=200):
     return ours, 8 * naive_pool + other, f"pool {pool} x 8 iterations; fitness {batched_pool * 1e3:.1f} ms vs {naive_pool * 1e3:.0f} ms per pool"
 
 
-BENCHES = {"EUGkM (grid Lloyd)": bench_eugkm, "GkM (one run, N^0.6)": bench_gkm_n06,
+BENCHES = {"EUGkM (grid Lloyd, float32)": bench_eugkm,
+           "EUGkM (grid Lloyd, float64)": functools.partial(bench_eugkm, distances="float64"),
+           "GkM (one run, N^0.6)": bench_gkm_n06,
            "GkM-3K (one run)": bench_gkm, "PGkM (one run)": bench_pgkm}
 
 
@@ -136,7 +140,7 @@ def main() -> None:
         for label, fn in BENCHES.items():
             if args.only not in label:
                 continue
-            ours, naive, note = fn(ds, **({"theta": theta} if theta and fn is bench_eugkm else {}))
+            ours, naive, note = fn(ds, **({"theta": theta} if theta and "EUGkM" in label else {}))
             print(f"| {label} | {ds.label} | {ours:.4f} | {naive:.3f} | {naive / ours:.1f}x | {note} |",
                   flush=True)
 

@@ -15,7 +15,12 @@ from dpcluster.algorithms import (
     lloyd,
     lloyd_batch,
 )
-from dpcluster.algorithms.dplloyd import improved_iterations, improved_ratio, improved_split
+from dpcluster.algorithms.dplloyd import (
+    distinct_cluster_stats,
+    improved_iterations,
+    improved_ratio,
+    improved_split,
+)
 from dpcluster.algorithms.eugkm import cells_per_axis
 from dpcluster.rng import StreamFactory
 from tests import naive
@@ -94,6 +99,28 @@ def test_eugkm_run_on_s1(s1):
     assert 0 <= res.info["chosen_init"] < 30
     assert res.ledger.total_epsilon == pytest.approx(1.0)
     assert kernels.nicv(s1.X, res.centroids) < 0.1  # far better than a random centroid set
+
+
+def test_eugkm_float32_and_float64_distances_agree_on_a_well_separated_grid(s1):
+    """Same synopsis (same stream): on S1's 22 x 22 grid no cell is near-tied at float32
+    resolution, so the two precisions give the same centroids and the same choice."""
+    inits = initial_sets(StreamFactory(1), 30, 15, 2)
+    single = eugkm(s1.X, 15, 1.0, inits, np.random.default_rng(3))
+    double = eugkm(s1.X, 15, 1.0, inits, np.random.default_rng(3), distances="float64")
+    assert single.info == double.info
+    np.testing.assert_array_equal(single.centroids, double.centroids)
+
+
+def test_distinct_cluster_stats_is_bit_identical_to_every_run(rng):
+    """DPLloyd's first iteration: 3 distinct sets repeated over 12 runs, computed 3 times."""
+    X = rng.uniform(-1, 1, (300, 3))
+    C = np.repeat(rng.uniform(-1, 1, (3, 4, 3)), 4, axis=0)[rng.permutation(12)]
+    counts, sums = distinct_cluster_stats(X, C)
+    ref_c, ref_s = kernels.cluster_stats(X, C)
+    np.testing.assert_array_equal(counts, ref_c)
+    np.testing.assert_array_equal(sums, ref_s)
+    C[5, 0, 0] += 1e-3  # all distinct now: the plain path
+    np.testing.assert_array_equal(distinct_cluster_stats(X, C)[1], kernels.cluster_stats(X, C)[1])
 
 
 def test_eugkm_huge_epsilon_is_near_lloyd_on_cells(s1):

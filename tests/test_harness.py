@@ -174,6 +174,36 @@ def test_several_specs_share_one_pool_and_compute_a_shared_cell_once(tmp_path, m
     assert rep_a.cells_computed == rep_a.cells_total
 
 
+def test_arithmetic_parameters_change_the_cell_not_its_noise(tmp_path):
+    """EUGkM's ``distances`` is part of a cell's identity (the two precisions are separate
+    results) but not of its streams: both cells draw the same synopses, so they compare run
+    for run. On this small well-separated grid they agree exactly."""
+    sp = _spec(tmp_path, datasets=[TINY["datasets"][0]], epsilon=[2.0],
+               algorithms=[{"name": "eugkm", "repeat": 2,
+                            "params": {"distances": ["float32", "float64"]}}])
+    single, double = harness.expand(sp)
+    assert single.id != double.id
+    assert single.stream_prefix == double.stream_prefix
+    runs = harness.run_spec(sp, tmp_path / "out").runs
+    a, b = (runs[runs["variant"] == f"eugkm(distances={p})"] for p in ("float32", "float64"))
+    assert list(a["stream"]) == list(b["stream"]) and len(a) == 2
+    assert list(a["nicv"]) == list(b["nicv"])
+
+
+def test_parallel_table_writing_gives_the_same_bytes(tmp_path):
+    a = _spec(tmp_path)
+    b_path = tmp_path / "b.yaml"
+    b_path.write_text(yaml.safe_dump({**TINY, "name": "b", "epsilon": [0.5],
+                                      "algorithms": [{"name": "dplloyd", "repeat": 4}]}))
+    b = spec.load(b_path)
+    serial = harness.run_specs([(a, tmp_path / "s" / "a"), (b, tmp_path / "s" / "b")], jobs=1)
+    pooled = harness.run_specs([(a, tmp_path / "p" / "a"), (b, tmp_path / "p" / "b")], jobs=2)
+    for one, two in zip(serial, pooled):
+        assert one.cells_computed == two.cells_computed == one.cells_total
+        assert (one.out / "summary.csv").read_bytes() == (two.out / "summary.csv").read_bytes()
+        pd.testing.assert_frame_equal(one.runs.drop(columns=TIMING), two.runs.drop(columns=TIMING))
+
+
 def test_heaviest_cells_start_first(tmp_path, monkeypatch):
     started = []
     real_run = harness.run_cell

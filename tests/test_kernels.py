@@ -162,6 +162,62 @@ def test_grid_stats_tie_goes_to_lowest_index():
     np.testing.assert_array_equal(counts[0], [3.0, 0.0, 1.0])
 
 
+def _nearest_gap(m, d, C):
+    """Per run, the smallest relative gap between the nearest and second-nearest centroid
+    over all cells, in float64: C (R, k, d) with k >= 2 -> (R,)."""
+    centres = kernels.cell_centres(m, d)
+    dist = ((centres[None, :, None, :] - C[:, None, :, :]) ** 2).sum(-1)  # (R, cells, k)
+    two = np.sort(dist, axis=-1)[..., :2]
+    return ((two[..., 1] - two[..., 0]) / two[..., 1]).min(axis=1)
+
+
+@pytest.mark.parametrize("k", [2, 4, 5, 7])  # both cluster-sum paths
+def test_grid_float32_distances_match_float64_away_from_ties(k):
+    """Single-precision comparisons pick the same centroid as double precision wherever the
+    two nearest are further apart than float32 can blur (asserted, so the case is real), and
+    then counts and sums are bit-identical: they accumulate in double in the same order."""
+    rng = np.random.default_rng(20261130 + k)
+    m, d = 5, 4
+    w = rng.laplace(size=m**d)
+    C = rng.uniform(-1, 1, (60, k, d))
+    C = C[_nearest_gap(m, d, C) > 8 * (2 * d + 2) * 2.0**-24]  # runs without a near-tie
+    assert len(C) >= 33  # still more than one lane block
+    c64, s64, e64 = kernels.grid_stats(w, m, C)
+    c32, s32, e32 = kernels.grid_stats(w, m, C, distances="float32")
+    np.testing.assert_array_equal(c32, c64)
+    np.testing.assert_array_equal(s32, s64)
+    # the SSE sums float32 distances: relative error per term below (2d+2)·2⁻²⁴
+    assert np.abs(e32 - e64).max() <= (2 * d + 2) * 2.0**-24 * (np.abs(w).sum() * 4 * d)
+    m32 = kernels.grid_moments(w, m, C, distances="float32")
+    np.testing.assert_array_equal(m32[0], c32)
+    np.testing.assert_array_equal(m32[1], s32)
+
+
+@pytest.mark.parametrize("k", [3, 6])  # masked add and scatter
+def test_grid_float32_exact_ties_go_to_lowest_index(k):
+    C = np.full((1, k, 2), -0.5)
+    C[0, :2] = 0.2  # centroids 0 and 1 coincide: they tie exactly in any precision
+    counts, _ = kernels.grid_moments(np.ones(4), 2, C, distances="float32")
+    np.testing.assert_array_equal(counts[0], [3.0, 0.0, 1.0] + [0.0] * (k - 3))
+
+
+def test_grid_float32_near_tie_is_resolved_at_float32_resolution():
+    """The documented difference: a cell 1e-9 closer to centroid 1 than to centroid 0 goes
+    to 1 in double precision; in single precision the two distances round to the same value
+    and the tie rule gives it to 0. Nothing else moves."""
+    # m = 2, d = 1 on [-1, 1]: centres -0.5 and 0.5; both centroids are ~0.3 from 0.5
+    C = np.array([[[0.2 - 1e-9], [0.8], [-0.5]]])
+    c64, _ = kernels.grid_moments(np.ones(2), 2, C)
+    c32, _ = kernels.grid_moments(np.ones(2), 2, C, distances="float32")
+    np.testing.assert_array_equal(c64[0], [0.0, 1.0, 1.0])
+    np.testing.assert_array_equal(c32[0], [1.0, 0.0, 1.0])
+
+
+def test_grid_distances_must_be_a_known_precision():
+    with pytest.raises(ValueError, match="float16"):
+        kernels.grid_moments(np.ones(4), 2, np.zeros((1, 2, 2)), distances="float16")
+
+
 def test_grid_stats_rejects_wrong_weight_length():
     with pytest.raises(ValueError, match="expected \\(27,\\)"):
         kernels.grid_stats(np.ones(26), 3, np.zeros((1, 2, 3)))
