@@ -105,8 +105,8 @@ def test_eugkm_float32_and_float64_distances_agree_on_a_well_separated_grid(s1):
     """Same synopsis (same stream): on S1's 22 x 22 grid no cell is near-tied at float32
     resolution, so the two precisions give the same centroids and the same choice."""
     inits = initial_sets(StreamFactory(1), 30, 15, 2)
-    single = eugkm(s1.X, 15, 1.0, inits, np.random.default_rng(3), distances="float32")
-    double = eugkm(s1.X, 15, 1.0, inits, np.random.default_rng(3))
+    single = eugkm(s1.X, 15, 1.0, inits, np.random.default_rng(3))
+    double = eugkm(s1.X, 15, 1.0, inits, np.random.default_rng(3), distances="float64")
     assert single.info == double.info
     np.testing.assert_array_equal(single.centroids, double.centroids)
 

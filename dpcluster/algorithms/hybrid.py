@@ -20,7 +20,7 @@ from .eugkm import eugkm
 def hybrid(
     X: np.ndarray, k: int, epsilon: float, inits: np.ndarray, rng: np.random.Generator,
     lloyd_runs: int = 1, force: bool = False, theta: float = 10.0, rounding: str = "round",
-    max_iter: int = 100, r: float = 1.0, distances: str = "float64",
+    max_iter: int = 100, r: float = 1.0, distances: str = "float32",
 ) -> list[DPResult]:
     """One EUGkM synopsis followed by ``lloyd_runs`` independent DPLloyd iterations.
 

@@ -95,8 +95,8 @@ def grid_stats(
     to rounding, at a fraction of the cost and without the (m^d, d) centre array.
 
     ``distances="float32"`` compares the squared distances in single precision (counts,
-    sums and the SSE accumulate in double): 5-29% faster per pass alone (no net gain with two
-    busy workers in a full run, README "Numerics"), and a cell whose two
+    sums and the SSE accumulate in double): 1.34x faster per pass at m = 5, d = 9, k = 10
+    (README "Numerics"; EUGkM's default), and a cell whose two
     nearest centroids are within ~(2d+2)·2⁻²⁴ relative distance of each other may go to
     the other one. Exact ties still go to the lowest index.
     """
