@@ -52,7 +52,7 @@ def eugkm(
            cell centres from every init set (stop when the max shift ≤ tol·r, or max_iter)
            → keep the set with the smallest synopsis NICV ``Σ ñ_c min_j ||c−o_j||² / Σ ñ_c``.
     distances  precision of the cell-to-centroid comparisons in the Lloyd passes and the
-           final choice: "float32" (default; whole Figure-2 cells 14-37% faster) or
+           final choice: "float32" (default; whole Figure-2 cells 13-37% faster) or
            "float64" (the exact double path). Counts, sums and SSE accumulate in double.
            The two differ only where a cell is within ~(2d+2)·2⁻²⁴ relative distance of
            two centroids; see README "Numerics".

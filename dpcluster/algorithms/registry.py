@@ -186,7 +186,7 @@ def _gene_cost(N, d, k, epsilon, params, repeat, n_init) -> float:
 
 
 _DISTANCES = Param("float32", str, "precision of EUGkM's cell-to-centroid distance comparisons "
-                   "(float32: whole cells 14-37% faster; float64: the exact double path; "
+                   "(float32: whole cells 13-37% faster; float64: the exact double path; "
                    "README 'Numerics')",
                    choices=GRID_DISTANCES)
 
