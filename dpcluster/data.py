@@ -1,8 +1,16 @@
 """Dataset registry: checksummed loaders, synthetic generators and normalisation.
 
 Every dataset resolves to a :class:`Dataset` whose ``X`` is normalised to ``[-1, 1]^d``
-(METHODS A0: ``x' = 2 (x − lo)/(hi − lo) − 1``; ``lo, hi`` are treated as public bounds and
-recorded). Adding a dataset is one :class:`FileSource` (or generator) entry in ``REGISTRY``.
+(METHODS A0: ``x' = 2 (x − lo)/(hi − lo) − 1``). Where ``lo, hi`` come from is the *bounds
+policy* (docs/privacy.md):
+
+* ``bounds="data"`` (the papers' setting, the default of the figure specs): the data's own
+  per-attribute min and max. Every ε of a central algorithm then assumes these bounds are
+  public, which they are not: one outlier moves every scaled record.
+* ``bounds="public"``: a domain declared per dataset in this registry, independent of the
+  records (sources in datasets/PROVENANCE.md). Records are clipped into it, then scaled.
+
+Adding a dataset is one :class:`FileSource` (or generator) entry.
 """
 
 from __future__ import annotations
@@ -11,6 +19,8 @@ import functools
 import gzip
 import hashlib
 import io
+import dataclasses
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +30,11 @@ from .errors import DataError
 from .rng import stream
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "datasets"
+BOUNDS = ("data", "public")
+
+
+class DataBoundsWarning(UserWarning):
+    """Scaling bounds were computed from the data, so no ε that follows is private."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +60,10 @@ class Dataset:
     #: (d,) public interval per attribute for Paper B's encodings; default lo, hi
     domain_lo: np.ndarray | None = None
     domain_hi: np.ndarray | None = None
+    #: where lo, hi came from: "data" (the records' own min/max) or "public" (declared)
+    bounds: str = "data"
+    #: records that lay outside the public bounds and were clipped into them
+    clipped: int = 0
 
     @property
     def raw(self) -> np.ndarray:
@@ -67,14 +86,42 @@ class Dataset:
         return int(self.X.shape[1])
 
 
-def normalise(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rescale each column to [-1, 1]. Returns (X, lo, hi); constant columns map to 0."""
-    lo = raw.min(axis=0)
-    hi = raw.max(axis=0)
+def normalise(raw: np.ndarray, bounds=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rescale each column of raw (N, d) to [-1, 1]. Returns (X, lo, hi).
+
+    bounds  ``(lo, hi)``, scalars or (d,) arrays: public bounds; records are clipped into
+            them first. ``"data"``: the columns' own min and max (the papers' setting; any ε
+            computed on X then assumes these are public). ``None``: as ``"data"``, with a
+            :class:`DataBoundsWarning` (shown once) that this is not private.
+    Constant columns (hi = lo) map to 0.
+    """
+    raw = np.asarray(raw, dtype=np.float64)
+    if bounds is None or (isinstance(bounds, str) and bounds == "data"):
+        if bounds is None:
+            warnings.warn("scaling bounds computed from the data: no ε computed on the "
+                          "result is private; pass bounds=(lo, hi) from a public domain",
+                          DataBoundsWarning, stacklevel=2)
+        lo, hi = raw.min(axis=0), raw.max(axis=0)
+    else:
+        lo, hi = (np.broadcast_to(np.asarray(b, float), raw.shape[1:]).copy() for b in bounds)
+        if np.any(hi < lo):
+            raise ValueError(f"bounds need lo <= hi per attribute, got lo={lo}, hi={hi}")
     span = np.where(hi > lo, hi - lo, 1.0)
-    X = 2.0 * (raw - lo) / span - 1.0
+    X = 2.0 * (np.clip(raw, lo, hi) - lo) / span - 1.0
     X[:, hi <= lo] = 0.0
     return np.ascontiguousarray(np.clip(X, -1.0, 1.0)), lo, hi
+
+
+def _scaled(raw: np.ndarray, bounds: str, public: tuple | None, what: str):
+    """(X, lo, hi, clipped) under a bounds policy; ``public`` is the declared (lo, hi)."""
+    if bounds == "data":
+        return (*normalise(raw, "data"), 0)
+    if public is None:
+        raise DataError(f"{what}: no public bounds are declared for this dataset; use "
+                        "bounds: data or declare them in dpcluster/data.py")
+    lo, hi = (np.broadcast_to(np.asarray(b, float), raw.shape[1:]) for b in public)
+    clipped = int(np.any((raw < lo) | (raw > hi), axis=1).sum())
+    return (*normalise(raw, (lo, hi)), clipped)
 
 
 @dataclass(frozen=True)
@@ -92,6 +139,9 @@ class FileSource:
     note: str = ""
     class_column: int | None = None  # ground-truth label column, if any
     domain: tuple[float, float] | None = None  # public attribute interval (Paper B)
+    #: declared public bounds (lo, hi), scalars or one value per attribute, for
+    #: ``bounds: public``; where each comes from is in datasets/PROVENANCE.md
+    public: tuple | None = None
 
     def load(self, path: Path | None = None) -> np.ndarray:
         path = path or DATA_DIR / self.file
@@ -123,34 +173,40 @@ FILES: dict[str, FileSource] = {
     "s1": FileSource(
         "s1.csv.gz",
         "9564c3a4dd94f47d5f470a11bc9ae1a530e732d2273ccd56ec7d30dd263d5d5b",
-        k=15, label="S1", columns=(0, 2), skip_header=1,
+        k=15, label="S1", columns=(0, 2), skip_header=1, public=(0.0, 1_000_000.0),
     ),
     "image": FileSource(
         "house_rgb_1837.txt.gz",
         "e4cb8bb1455824b4381f677de9333dcb7212bbaae54e80bd8a807270f5600eee",
         k=3, label="Image (stand-in: 1,837-row house)", delimiter=None, standin=True,
         note="paper: 34,112 RGB vectors; this 1,837-row quantised file is a stand-in",
+        public=(0.0, 255.0),
     ),
     "adult": FileSource(
         "adult_numeric6.csv.gz",
         "de2fb973b1a702fe5da6ba99421e7defe96d65165c2ed6f1483e274c3278eedf",
         k=5, label="Adult-num", skip_header=1,
+        # age, fnlwgt, education-num, capital-gain, capital-loss, hours-per-week
+        public=((17.0, 0.0, 1.0, 0.0, 0.0, 1.0),
+                (90.0, 1_500_000.0, 16.0, 99_999.0, 5_000.0, 99.0)),
     ),
     "lifesci": FileSource(
         "lifesci_ds1.10.csv.gz",
         "7f5d9ebcdc319d246cbe3e3c8b5eaa7a863da243bde073541ba1859a1814f2aa",
-        k=3, label="Lifesci", columns=(0, 10),
+        k=3, label="Lifesci", columns=(0, 10), public=(-15.0, 15.0),
     ),
     "gowalla": FileSource(
         "gowalla_subset_liu2017_unique_latlon.csv.gz",
         "e6a61b6380d3c86b60eb4ac3f00ae33b2d5dcc2f728eb76af28430979fe39767",
         k=5, label="Gowalla (stand-in: 32,229-row subset)", skip_header=1, standin=True,
         note="paper: 107,091 unique SNAP locations; this Liu et al. 2017 subset is a stand-in",
+        public=((-90.0, -180.0), (90.0, 180.0)),  # latitude, longitude
     ),
     "digits": FileSource(
         "digits.csv.gz",
         "09f66e6debdee2cd2b5ae59e0d6abbb73fc2b0e0185d2e1957e9ebb51e23aa22",
         k=10, label="Digits (8x8)", columns=(0, 64), class_column=64, domain=(0.0, 16.0),
+        public=(0.0, 16.0),
     ),
 }
 
@@ -190,11 +246,16 @@ def load_user_file(name: str, path: str, sha256: str = "") -> np.ndarray:
     return np.ascontiguousarray(raw, dtype=np.float64)
 
 
+#: declared public bounds of the user-file datasets: longitude, latitude
+USER_PUBLIC = {"tiger": ((-180.0, -90.0), (180.0, 90.0))}
+
+
 @functools.lru_cache(maxsize=8)
-def _user_file_cached(name: str, path: str, sha256: str) -> Dataset:
+def _user_file_cached(name: str, path: str, sha256: str, bounds: str = "data") -> Dataset:
     k, label, _ = USER_FILES[name]
-    X, lo, hi = normalise(load_user_file(name, path, sha256))
-    return Dataset(name, X, k, label, lo, hi, False, str(path))
+    X, lo, hi, clipped = _scaled(load_user_file(name, path, sha256), bounds,
+                                 USER_PUBLIC.get(name), name)
+    return Dataset(name, X, k, label, lo, hi, False, str(path), bounds=bounds, clipped=clipped)
 
 
 
@@ -252,7 +313,8 @@ def uniform(N: int, d: int, lo: float, hi: float, k: int, seed: int) -> Dataset:
                    f"Uniform [{lo:g}, {hi:g}]^{d}", lo_v, hi_v, source="generator")
 
 
-def _sklearn_2d(kind: str, N: int, k: int, spread: float, seed: int) -> Dataset:
+def _sklearn_2d(kind: str, N: int, k: int, spread: float, seed: int,
+                bounds: str = "data") -> Dataset:
     """scikit-learn's ``make_blobs`` (k centres, cluster std ``spread``) or ``make_moons``
     (noise ``spread``), seeded from the spec's stream; ground-truth classes kept."""
     from sklearn.datasets import make_blobs, make_moons
@@ -260,13 +322,17 @@ def _sklearn_2d(kind: str, N: int, k: int, spread: float, seed: int) -> Dataset:
     state = int(stream(seed, kind, N, k, spread).integers(2**31 - 1))
     if kind == "blobs":
         raw, y = make_blobs(n_samples=N, centers=k, cluster_std=spread, random_state=state)
+        # centres lie in make_blobs' default center_box (-10, 10); noise beyond 4 sd is clipped
+        public = (-10.0 - 4 * spread, 10.0 + 4 * spread)
     else:
         raw, y = make_moons(n_samples=N, noise=spread, random_state=state)
         k = 2
-    X, lo, hi = normalise(raw)
+        # the noiseless moons span x in [-1, 2], y in [-0.5, 1]
+        public = ((-1.0 - 4 * spread, -0.5 - 4 * spread), (2.0 + 4 * spread, 1.0 + 4 * spread))
+    X, lo, hi, clipped = _scaled(raw, bounds, public, kind)
     return Dataset(f"{kind}(N={N},k={k},spread={spread:g},seed={seed})", X, k,
                    f"{kind.capitalize()} (scikit-learn, N={N})", lo, hi, source="generator",
-                   classes=y.astype(np.int64))
+                   classes=y.astype(np.int64), bounds=bounds, clipped=clipped)
 
 
 #: name -> (parameter defaults, builder, description). Parameter types follow the defaults.
@@ -276,10 +342,12 @@ GENERATORS = {
     "uniform": ({"N": 2000, "d": 1, "lo": 0.0, "hi": 25.0, "k": 2, "seed": 0}, uniform,
                 "i.i.d. uniform on [lo, hi]^d (Paper B distances)"),
     "blobs": ({"N": 500, "k": 4, "spread": 1.0, "seed": 0},
-              lambda N, k, spread, seed: _sklearn_2d("blobs", N, k, spread, seed),
+              lambda N, k, spread, seed, bounds="data": _sklearn_2d("blobs", N, k, spread,
+                                                                     seed, bounds),
               "scikit-learn make_blobs, cluster std = spread (Paper B Fig. 7)"),
     "moons": ({"N": 500, "k": 2, "spread": 0.06, "seed": 0},
-              lambda N, k, spread, seed: _sklearn_2d("moons", N, k, spread, seed),
+              lambda N, k, spread, seed, bounds="data": _sklearn_2d("moons", N, k, spread,
+                                                                     seed, bounds),
               "scikit-learn make_moons, noise = spread (Paper B Fig. 7)"),
 }
 
@@ -302,24 +370,36 @@ def describe() -> list[dict]:
 
 
 @functools.lru_cache(maxsize=32)
-def _load_file_cached(name: str) -> Dataset:
+def _load_file_cached(name: str, bounds: str = "data") -> Dataset:
     src = FILES[name]
     table = src.load()
-    X, lo, hi = normalise(src.features(table))
+    X, lo, hi, clipped = _scaled(src.features(table), bounds, src.public, name)
     classes = table[:, src.class_column].astype(np.int64) if src.class_column is not None else None
     dom = (np.full(X.shape[1], src.domain[0]), np.full(X.shape[1], src.domain[1])) \
         if src.domain else (None, None)
     return Dataset(name, X, src.k, src.label, lo, hi, src.standin, f"datasets/{src.file}",
-                   classes, *dom)
+                   classes, *dom, bounds=bounds, clipped=clipped)
 
 
 @functools.lru_cache(maxsize=128)
 def _generated_cached(name: str, params: tuple) -> Dataset:
-    return GENERATORS[name][1](**dict(params))
+    p = dict(params)
+    bounds = p.pop("bounds", "data")
+    if name in ("blobs", "moons"):
+        return GENERATORS[name][1](**p, bounds=bounds)
+    ds = GENERATORS[name][1](**p)  # synthetic and uniform: their box is the public domain
+    return dataclasses.replace(ds, bounds=bounds)
 
 
 def load(name: str, **params) -> Dataset:
-    """Load a registry dataset by name. ``params``: ``k`` override, or synthetic's N/k/d/seed."""
+    """Load a registry dataset by name.
+
+    ``params``: ``k`` override, or a generator's parameters (synthetic's N/k/d/seed, …), and
+    ``bounds``: ``"data"`` (default) or ``"public"`` (module docstring).
+    """
+    bounds = str(params.pop("bounds", "data"))
+    if bounds not in BOUNDS:
+        raise DataError(f"{name}: bounds {bounds!r} is not one of {', '.join(BOUNDS)}")
     if name in GENERATORS:
         defaults = GENERATORS[name][0]
         unknown = set(params) - set(defaults)
@@ -327,17 +407,14 @@ def load(name: str, **params) -> Dataset:
             raise DataError(f"{name}: unknown parameter(s) {sorted(unknown)}; known: "
                             f"{sorted(defaults)}")
         p = {key: type(v)(params.get(key, v)) for key, v in defaults.items()}
-        return _generated_cached(name, tuple(sorted(p.items())))
+        return _generated_cached(name, tuple(sorted({**p, "bounds": bounds}.items())))
     if name in USER_FILES:
-        ds = _user_file_cached(name, str(params.get("path", "")), str(params.get("sha256", "")))
-        if "k" in params and int(params["k"]) != ds.k:
-            ds = Dataset(ds.name, ds.X, int(params["k"]), ds.label, ds.lo, ds.hi, False,
-                         ds.source)
-        return ds
-    if name not in FILES:
+        ds = _user_file_cached(name, str(params.get("path", "")), str(params.get("sha256", "")),
+                               bounds)
+    elif name in FILES:
+        ds = _load_file_cached(name, bounds)
+    else:
         raise DataError(f"unknown dataset {name!r}; known: {', '.join(names())}")
-    ds = _load_file_cached(name)
     if "k" in params and int(params["k"]) != ds.k:
-        ds = Dataset(ds.name, ds.X, int(params["k"]), ds.label, ds.lo, ds.hi, ds.standin,
-                     ds.source)
+        ds = dataclasses.replace(ds, k=int(params["k"]))
     return ds

@@ -25,12 +25,14 @@ import pandas as pd
 
 from . import __version__, data, results
 from .algorithms.registry import ALGORITHMS, CellContext
+from .privacy import LOCAL
 from .rng import StreamFactory, canonical, identity_hex
 from .spec import AlgorithmSpec, DatasetSpec, Spec
 
 RUN_COLUMNS = ["dataset", "dataset_label", "standin", "N", "d", "k", "algorithm", "variant",
-               "params", "epsilon", "init", "rep", "nicv", "epsilon_spent", "iterations",
-               "seed", "stream", "cell", "wall_time_s"]
+               "params", "epsilon", "init", "rep", "nicv", "epsilon_claimed",
+               "epsilon_provable", "bounds", "iterations", "seed", "stream", "cell",
+               "wall_time_s"]
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,7 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
         df.insert(7, "variant", cell.algorithm.variant)
         df.insert(8, "params", canonical(cell.algorithm.kwargs))
         df.insert(9, "epsilon", cell.epsilon)
+        df["bounds"] = ds.bounds
         df["seed"] = cell.seed
         df["stream"] = [identity_hex((*cell.stream_prefix, "run", int(i), int(r)))
                         for i, r in zip(df["init"], df["rep"])]
@@ -130,6 +133,11 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
         df["wall_time_s"] = wall / len(df)  # amortised: runs of a cell share kernel passes
         extra = [c for c in df.columns if c not in RUN_COLUMNS]
         df = df[[c for c in RUN_COLUMNS if c in df.columns] + extra]
+        ledger = {**ledger, "bounds": ds.bounds}
+        declared_domain = ledger.get("neighbouring") == LOCAL and ds.domain_lo is not None
+        if ds.bounds == "data" and ledger.get("entries") and not declared_domain:
+            ledger["note"] = ("ε assumes public bounds: the data were scaled by their own min "
+                              "and max (bounds: data)")
         meta = {"identity": cell.identity, "ledger": ledger, "wall_time_s": wall,
                 "n_runs": len(df), "numba_threads": numba_threads}
         return CellOutcome(cell, df, meta)

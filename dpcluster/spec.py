@@ -17,6 +17,7 @@ Example::
       - {name: eugkm, repeat: 10, params: {theta: 10}}
     metrics: [nicv]
     plot: {kind: nicv_vs_epsilon, log_y: true}
+    bounds: data        # or public: scale by each dataset's declared domain (docs/privacy.md)
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from .errors import SpecError, did_you_mean
 from .rng import canonical
 
 TOP_KEYS = {"name", "seed", "description", "datasets", "algorithms", "epsilon", "init",
-            "metrics", "plot"}
+            "metrics", "plot", "bounds"}
 REQUIRED = ("name", "seed", "datasets", "algorithms")
 METRICS = ("nicv", "estimate", "mae", "rmse", "ari", "nmi", "ami", "homogeneity",
            "completeness", "v_measure", "silhouette")
@@ -177,7 +178,7 @@ def _expand(file: str, where: str, params: dict, table: dict[str, Param]) -> lis
     return [dict(combo) for combo in itertools.product(*axes)] if axes else [{}]
 
 
-def _datasets(file: str, raw: Any) -> tuple[DatasetSpec, ...]:
+def _datasets(file: str, raw: Any, bounds: str = "data") -> tuple[DatasetSpec, ...]:
     if not isinstance(raw, list) or not raw:
         raise SpecError(file, "datasets", raw, "must be a non-empty list")
     out: list[DatasetSpec] = []
@@ -200,6 +201,7 @@ def _datasets(file: str, raw: Any) -> tuple[DatasetSpec, ...]:
                      "path": Param("", str, ""), "sha256": Param("", str, "")}
         else:
             table = {"k": Param(data.FILES[name].k, int, "", minimum=2)}
+        table["bounds"] = Param(bounds, str, "", choices=data.BOUNDS)
         params = _mapping(file, f"{where}.params", entry.get("params", {}) or {})
         if name in data.USER_FILES:
             path = params.get("path")
@@ -210,6 +212,10 @@ def _datasets(file: str, raw: Any) -> tuple[DatasetSpec, ...]:
             if not Path(str(path)).expanduser().is_file():
                 raise SpecError(file, f"{where}.params.path", path, "file not found")
         for combo in _expand(file, f"{where}.params", params, table):
+            # bounds: data is the default and stays out of the key, so cell ids do not move
+            combo.setdefault("bounds", bounds)
+            if combo["bounds"] == "data":
+                del combo["bounds"]
             out.append(DatasetSpec(name, tuple(sorted(combo.items()))))
     return tuple(out)
 
@@ -265,7 +271,11 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
         raise SpecError(file, "name", name, "must be a non-empty string of letters, digits, "
                         "'.', '_' or '-' (it names the results folder)")
     seed = _int(file, "seed", raw["seed"], 0)
-    datasets = _datasets(file, raw["datasets"])
+    bounds = raw.get("bounds", "data")
+    if bounds not in data.BOUNDS:
+        raise SpecError(file, "bounds", bounds, "is not an allowed value",
+                        did_you_mean(str(bounds), data.BOUNDS))
+    datasets = _datasets(file, raw["datasets"], bounds)
     algorithms = _algorithms(file, raw["algorithms"])
     epsilon = _epsilons(file, raw.get("epsilon"),
                         any(ALGORITHMS[a.name].private for a in algorithms))

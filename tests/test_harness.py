@@ -35,7 +35,7 @@ def test_outputs_exist_and_hold_numbers(tmp_path):
     runs = pd.read_csv(out / "runs.csv")
     assert len(runs) == sum(c.n_runs for c in harness.expand(sp)) == 2 * (3 + 2 * (12 + 6 + 2))
     assert runs["nicv"].between(0, 8).all()
-    assert (runs["epsilon_spent"] <= runs["epsilon"] * (1 + 1e-12)).all()
+    assert (runs["epsilon_provable"] <= runs["epsilon"] * (1 + 1e-12)).all()
     summary = pd.read_csv(out / "summary.csv")
     assert set(summary.columns) >= {"mean", "std", "ci95_low", "ci95_high", "n"}
     meta = json.loads((out / "meta.json").read_text())

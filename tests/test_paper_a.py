@@ -256,6 +256,6 @@ def test_every_private_paper_a_run_spends_at_most_epsilon(name, d):
         ctx = CellContext(ds, 3, eps, params, 2, 3, "uniform", StreamFactory(1, (name, d)),
                           StreamFactory(1, ("init", d)))
         rows, ledger = info.run_cell(ctx)
-        assert rows and all(r["epsilon_spent"] <= eps * (1 + ROUNDING) for r in rows)
+        assert rows and all(r["epsilon_provable"] <= eps * (1 + ROUNDING) for r in rows)
         assert ledger["total_epsilon"] <= eps * (1 + ROUNDING)
         assert ledger["entries"]

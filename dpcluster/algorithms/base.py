@@ -2,7 +2,8 @@
 
 A *cell* is one (dataset, algorithm + params, ε) combination of a spec. Its runner gets a
 :class:`CellContext` and returns (rows, ledger dict): one row per run, holding the run's
-``init`` and ``rep`` indices, its metrics and ``epsilon_spent``.
+``init`` and ``rep`` indices, its metrics, and ``epsilon_claimed`` and
+``epsilon_provable`` (:func:`dpcluster.privacy.spent`).
 """
 
 from __future__ import annotations

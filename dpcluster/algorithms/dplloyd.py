@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernels import cluster_stats
-from ..privacy import LaplaceMechanism, Ledger
+from ..privacy import LaplaceMechanism, Ledger, release
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ def dplloyd_batch(
     X: np.ndarray,
     inits: np.ndarray,
     epsilon: float,
-    noise_streams: Sequence[Mapping[str, np.random.Generator]],
+    noise_streams: Sequence[Mapping[str, np.random.Generator]] | Mapping[str, np.random.Generator],
     iterations: int = 5,
     split: str = "sensitivity",
     rho: float = 0.225,
@@ -117,13 +117,16 @@ def dplloyd_batch(
     inits          (R, k, d) initial centroids, one set per run.
     epsilon        total budget ε of *each* run.
     noise_streams  R mappings ``{"count": Generator, "sum": Generator}``: run ρ's noise for
-                   iteration i is block i of its own stream for that mechanism.
+                   iteration i is block i of its own stream for that mechanism. One mapping
+                   instead draws every run's noise from the same two streams in one call
+                   (the audit's many trials).
     iterations     t.  split: ``"sensitivity"`` (A1) or ``"improved"`` (A2, uses ``rho``).
     Returns (centroids (R, k, d), the ledger of one run; every run spends identically).
     """
     C = np.array(inits, dtype=np.float64, copy=True)
     R, k, d = C.shape
-    if len(noise_streams) != R:
+    shared = isinstance(noise_streams, Mapping)
+    if not shared and len(noise_streams) != R:
         raise ValueError(f"need one noise-stream mapping per run: {len(noise_streams)} != {R}")
     eps_iter = epsilon / iterations
     budget = sensitivity_split(eps_iter, d, r) if split == "sensitivity" else improved_split(
@@ -131,14 +134,25 @@ def dplloyd_batch(
     count_mech = LaplaceMechanism(budget.count, sensitivity=1.0)
     sum_mech = LaplaceMechanism(budget.sum, sensitivity=d * r)
     ledger = Ledger()
-    noise_count = np.stack([count_mech.noise(s["count"], (iterations, k)) for s in noise_streams])
-    noise_sum = np.stack([sum_mech.noise(s["sum"], (iterations, k, d)) for s in noise_streams])
+    if shared:
+        noise_count = count_mech.noise(noise_streams["count"], (R, iterations, k))
+        noise_sum = sum_mech.noise(noise_streams["sum"], (R, iterations, k, d))
+    else:
+        noise_count = np.stack([count_mech.noise(s["count"], (iterations, k))
+                                for s in noise_streams])
+        noise_sum = np.stack([sum_mech.noise(s["sum"], (iterations, k, d))
+                              for s in noise_streams])
     for it in range(iterations):
         counts, sums = distinct_cluster_stats(X, C)
         ledger.record(count_mech, "cluster counts", round=it)
         ledger.record(sum_mech, "cluster coordinate sums", round=it)
         noisy_c = counts + noise_count[:, it]
         noisy_s = sums + noise_sum[:, it]
+        state = C  # the public centroids this iteration's queries are asked at
+        release(count_mech, "cluster counts", noisy_c,
+                lambda data, C=state: distinct_cluster_stats(data, C)[0], batch=True)
+        release(sum_mech, "cluster coordinate sums", noisy_s,
+                lambda data, C=state: distinct_cluster_stats(data, C)[1], batch=True)
         ok = noisy_c > min_count
         means = np.clip(noisy_s / np.where(ok, noisy_c, 1.0)[..., None], -r, r)
         C = np.where(ok[..., None], means, C)

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ..kernels import grid_histogram, grid_stats
-from ..privacy import LaplaceMechanism, Ledger
+from ..privacy import LaplaceMechanism, Ledger, release
 from .dplloyd import DPResult
 from .lloyd import grid_lloyd_batch
 
@@ -65,7 +65,9 @@ def eugkm(
     if private_n:
         eps_n = 0.05 * epsilon
         n_mech = ledger.record(LaplaceMechanism(eps_n, 1.0), "record count N (chooses M)")
-        n_used = max(1.0, N + float(n_mech.noise(n_rng, 1)[0]))
+        noisy_n = N + float(n_mech.noise(n_rng, 1)[0])
+        release(n_mech, "record count N", noisy_n, lambda data: float(len(data)))
+        n_used = max(1.0, noisy_n)
         eps_cells = epsilon - eps_n
     m = cells_per_axis(n_used, eps_cells, d, theta, rounding)
     n_cells = m**d
@@ -76,6 +78,7 @@ def eugkm(
     counts = grid_histogram(X, m, r)
     cell_mech = ledger.record(LaplaceMechanism(eps_cells, 1.0), "grid cell counts")
     noisy = counts + cell_mech.noise(cell_rng, n_cells)
+    release(cell_mech, "grid cell counts", noisy, lambda data: grid_histogram(data, m, r))
     C, iters = grid_lloyd_batch(noisy, m, inits, max_iter=max_iter, tol=tol * r, r=r,
                                 distances=distances)
     # Σ ñ_c min_j ||c − o_j||²; the positive normaliser Σ ñ_c does not change the argmin.

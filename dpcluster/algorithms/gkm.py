@@ -19,7 +19,7 @@ import re
 import numpy as np
 
 from ..kernels.blocks import block_lloyd, lex_order
-from ..privacy import LaplaceMechanism, Ledger
+from ..privacy import LaplaceMechanism, Ledger, release
 from .dplloyd import DPResult
 
 MINIT = ("points", "random", "uniform")
@@ -103,8 +103,14 @@ def sample_and_aggregate(
     else:
         raise ValueError(f"unknown minit {minit!r}; valid: {MINIT}")
     block_lloyd(Xs, starts, C, int(max_iter))
-    C = np.clip(C, -r, r)  # GUPT's _sanitize: clamp each block output into the range
-    return align(C, align_rule).mean(axis=0), l
+    return average_blocks(C, align_rule, r), l
+
+
+def average_blocks(outputs: np.ndarray, align_rule: str = "lex0", r: float = 1.0) -> np.ndarray:
+    """The aggregated function of sample-and-aggregate: clamp each block output (l, k, d)
+    into [-r, r] (GUPT's ``_sanitize``), align the k centroids across blocks, average.
+    Returns (k, d). One block output moves the result by at most 2r/l per coordinate."""
+    return align(np.clip(outputs, -r, r), align_rule).mean(axis=0)
 
 
 def block_initial_records(sizes: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -144,10 +150,34 @@ def gkm(
     sag_rng, noise_rng = rng.spawn(2)
     centre, l = sample_and_aggregate(X, k, block, sag_rng, minit, align_rule, max_iter, r)
     ledger = Ledger()
-    mech = ledger.record(noise_mechanism(k, X.shape[1], l, epsilon, r),
-                         "averaged block centroids (k·d coordinates)")
-    out = centre + mech.noise(noise_rng, centre.shape)
+    out = noisy_average(centre, l, epsilon, noise_rng, ledger, r)
     return DPResult(out, ledger, max_iter, {"blocks": l, "block_size": block_size(block, len(X), k)})
+
+
+def noisy_average(centre: np.ndarray, n_block: int, epsilon: float, rng: np.random.Generator,
+                  ledger: Ledger, r: float = 1.0, query=None) -> np.ndarray:
+    """Eq. 3: the averaged block centroids ``centre`` (k, d) plus ``Lap(k·d·2r/(l·ε))`` per
+    coordinate, recorded in ``ledger``. ``query`` (block outputs (l, k, d) -> (k, d), default
+    :func:`average_blocks`) is what the audit evaluates on neighbouring block outputs."""
+    k, d = centre.shape
+    mech = ledger.record(noise_mechanism(k, d, n_block, epsilon, r),
+                         "averaged block centroids (k·d coordinates)")
+    out = centre + mech.noise(rng, centre.shape)
+    release(mech, "averaged block centroids (k·d coordinates)", out,
+            query or (lambda outputs: average_blocks(outputs, "lex0", r)))
+    return out
+
+
+def gkm_aggregate(outputs: np.ndarray, epsilon: float, rng: np.random.Generator,
+                  align_rule: str = "lex0", r: float = 1.0) -> DPResult:
+    """GkM's private step alone, on given block outputs (l, k, d): average, then Eq.-3
+    noise. Neighbouring relation: one block output replaced by any other in [-r, r]^{k·d}
+    (GUPT's argument; one tuple lies in one block). This is what ``dpcluster audit`` checks
+    white-box at worst-case block outputs."""
+    ledger = Ledger()
+    out = noisy_average(average_blocks(outputs, align_rule, r), len(outputs), epsilon, rng,
+                        ledger, r, query=lambda o: average_blocks(o, align_rule, r))
+    return DPResult(out, ledger, 0, {"blocks": len(outputs)})
 
 
 def noise_diagnostic(best: np.ndarray, N: int, epsilon: float, block: str | int,
@@ -159,5 +189,6 @@ def noise_diagnostic(best: np.ndarray, N: int, epsilon: float, block: str | int,
     return best + noise_mechanism(k, d, l, epsilon, r).noise(rng, best.shape)
 
 
-__all__ = ["ALIGN", "MINIT", "align", "block_initial_records", "block_size", "gkm", "n_blocks",
+__all__ = ["ALIGN", "MINIT", "align", "average_blocks", "block_initial_records", "block_size",
+           "gkm", "gkm_aggregate", "n_blocks", "noisy_average",
            "noise_diagnostic", "noise_mechanism", "sample_and_aggregate"]

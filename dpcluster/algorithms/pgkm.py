@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import nicv, sse_expanded
-from ..privacy import ExponentialMechanism, Ledger
+from ..privacy import ExponentialMechanism, Ledger, release
 from .dplloyd import DPResult
 
 
@@ -89,6 +89,9 @@ def genetic_kmeans(
             for _ in range(selected):
                 i = mech.select(rng, f[remaining])
                 ledger.record(mech, "select a parameter by SSE fitness", round=it)
+                release(mech, "select a parameter by SSE fitness", i,
+                        lambda data, pool=cands[remaining]: sse_expanded(data,
+                                                                         pool.reshape(-1, k, d)))
                 chosen.append(int(remaining[i]))
                 remaining = np.delete(remaining, i)
         parents = cands[chosen]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import GRID_DISTANCES, GRID_LANES, nicv
+from ..privacy import NOT_PRIVATE, spent
 from .base import AlgorithmInfo, CellContext, Param, Row, independent_runs
 from .dplloyd import dplloyd_batch, improved_iterations
 from .eugkm import ROUNDING, cells_per_axis, eugkm
@@ -20,13 +21,17 @@ from .lloyd import lloyd_batch
 from .pgkm import genetic_kmeans
 
 
+#: the ledger of a cell that releases something non-private
+_NOT_PRIVATE_LEDGER = {"entries": [], "note": "not private"}
+
+
 def _lloyd_cell(ctx: CellContext) -> tuple[list[Row], dict]:
     inits = ctx.init_sets()
     C, iters = lloyd_batch(ctx.dataset.X, inits, max_iter=ctx.params["max_iter"])
     scores = nicv(ctx.dataset.X, C)
     rows = [{"init": i, "rep": 0, "nicv": float(scores[i]), "iterations": int(iters[i]),
-             "epsilon_spent": 0.0} for i in range(len(inits))]
-    return rows, {"total_epsilon": 0.0, "entries": []}
+             **NOT_PRIVATE} for i in range(len(inits))]
+    return rows, _NOT_PRIVATE_LEDGER
 
 
 def _dplloyd_cell(ctx: CellContext, improved: bool) -> tuple[list[Row], dict]:
@@ -44,9 +49,9 @@ def _dplloyd_cell(ctx: CellContext, improved: bool) -> tuple[list[Row], dict]:
                               iterations=t, split="improved" if improved else "sensitivity",
                               rho=p.get("rho", 0.225), min_count=p["min_count"])
     scores = nicv(X, C)
-    spent = ledger.total_epsilon
-    rows = [{"init": i, "rep": rep, "nicv": float(scores[n]), "iterations": t,
-             "epsilon_spent": spent} for n, (i, rep) in enumerate(runs)]
+    used = spent(ledger)
+    rows = [{"init": i, "rep": rep, "nicv": float(scores[n]), "iterations": t, **used}
+            for n, (i, rep) in enumerate(runs)]
     return rows, ledger.to_dict()
 
 
@@ -61,7 +66,7 @@ def _eugkm_cell(ctx: CellContext) -> tuple[list[Row], dict]:
         ledger = res.ledger
         rows.append({"init": res.info["chosen_init"], "rep": s,
                      "nicv": float(nicv(X, res.centroids)), "iterations": res.iterations,
-                     "epsilon_spent": res.ledger.total_epsilon, "cells": res.info["cells"]})
+                     **spent(res.ledger), "cells": res.info["cells"]})
     return rows, ledger.to_dict() if ledger else {}
 
 
@@ -73,26 +78,25 @@ def _lloyd_steps_cell(ctx: CellContext) -> tuple[list[Row], dict]:
     for step in range(1, ctx.params["steps"] + 1):
         C, _ = lloyd_batch(X, C, max_iter=1)
         rows += [{"init": i, "rep": 0, "step": step, "nicv": float(v), "iterations": step,
-                  "epsilon_spent": 0.0} for i, v in enumerate(nicv(X, C))]
-    return rows, {"total_epsilon": 0.0, "entries": []}
+                  **NOT_PRIVATE} for i, v in enumerate(nicv(X, C))]
+    return rows, _NOT_PRIVATE_LEDGER
 
 
 def _gkm_cell(ctx: CellContext, mode: str) -> tuple[list[Row], dict]:
     """GkM / GkM-3K (``mode="gkm"``), SAG (no noise) or Noise (baseline + Eq.-3 noise)."""
     X, p, k = ctx.dataset.X, ctx.params, ctx.k
-    rows, ledger = [], {"total_epsilon": 0.0, "entries": [],
-                        "note": "diagnostic, not private" if mode != "gkm" else ""}
+    rows, ledger = [], {**_NOT_PRIVATE_LEDGER, "note": "diagnostic, not private"}
     best = None
     if mode == "noise":  # the baseline's best centroids: min-NICV Lloyd over the init sets
         C, _ = lloyd_batch(X, ctx.init_sets())
         best = C[int(np.argmin(nicv(X, C)))]
     for rep in range(ctx.repeat):
         rng = ctx.streams.child("run", rep)
-        spent, iters = 0.0, p.get("max_iter", 0)
+        used, iters = NOT_PRIVATE, p.get("max_iter", 0)
         if mode == "gkm":
             res = gkm(X, k, ctx.epsilon, rng, p["block"], p["minit"], p["align"], p["max_iter"])
-            out, blocks, spent, ledger = res.centroids, res.info["blocks"], \
-                res.ledger.total_epsilon, res.ledger.to_dict()
+            out, blocks, used, ledger = res.centroids, res.info["blocks"], \
+                spent(res.ledger), res.ledger.to_dict()
         elif mode == "sag":
             out, blocks = sample_and_aggregate(X, k, p["block"], rng, p["minit"], p["align"],
                                                p["max_iter"])
@@ -100,7 +104,7 @@ def _gkm_cell(ctx: CellContext, mode: str) -> tuple[list[Row], dict]:
             out = noise_diagnostic(best, ctx.dataset.N, ctx.epsilon, p["block"], rng)
             blocks = None
         row = {"init": 0, "rep": rep, "nicv": float(nicv(X, out)), "iterations": iters,
-               "epsilon_spent": spent}
+               **used}
         size = block_size(p["block"], ctx.dataset.N, k)
         row.update(block_size=size, blocks=blocks or n_blocks(ctx.dataset.N, size))
         rows.append(row)
@@ -119,11 +123,11 @@ def _genetic_cell(ctx: CellContext, private: bool) -> tuple[list[Row], dict]:
         if private:
             ledger = res.ledger.to_dict()
             rows.append({"init": 0, "rep": rep, "nicv": float(nicv(X, res.centroids)),
-                         "iterations": res.iterations, "epsilon_spent": res.ledger.total_epsilon})
+                         "iterations": res.iterations, **spent(res.ledger)})
         else:
             rows += [{"init": 0, "rep": rep, "step": s + 1, "nicv": v, "iterations": s + 1,
-                      "epsilon_spent": 0.0} for s, v in enumerate(res.info["trace"])]
-    return rows, ledger or {"total_epsilon": 0.0, "entries": []}
+                      **NOT_PRIVATE} for s, v in enumerate(res.info["trace"])]
+    return rows, ledger or _NOT_PRIVATE_LEDGER
 
 
 def _hybrid_cell(ctx: CellContext) -> tuple[list[Row], dict]:
@@ -139,8 +143,7 @@ def _hybrid_cell(ctx: CellContext) -> tuple[list[Row], dict]:
         for j, res in enumerate(results):
             ledger = res.ledger.to_dict()
             rows.append({"init": s, "rep": j, "nicv": float(nicv(X, res.centroids)),
-                         "iterations": res.iterations,
-                         "epsilon_spent": res.ledger.total_epsilon,
+                         "iterations": res.iterations, **spent(res.ledger),
                          "fell_back": bool(res.info["fell_back"]), "cells": res.info["cells"]})
     return rows, ledger
 

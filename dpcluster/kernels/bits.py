@@ -82,3 +82,25 @@ def estimate_matrix(E, F, mu, s, p, q, hi, symmetric, out):  # pragma: no cover 
         for i in range(n):
             for j in range(i):
                 out[i, j] = out[j, i]
+
+
+@njit(parallel=True, cache=True)
+def max_pairwise_hamming(E):  # pragma: no cover - compiled
+    """The largest Hamming distance between any two rows of E.
+
+    IN  E (M, W) uint64   packed bit vectors (M ≥ 1)
+    Returns int64. Each row's maximum is independent of the others, so the result does not
+    depend on the thread count.
+    """
+    M, W = E.shape
+    best = np.zeros(M, np.int64)
+    for i in prange(M):
+        b = np.int64(0)
+        for j in range(i + 1, M):
+            c = np.uint64(0)
+            for w in range(W):
+                c += popcount64(E[i, w] ^ E[j, w])
+            if np.int64(c) > b:
+                b = np.int64(c)
+        best[i] = b
+    return best.max()

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..privacy import Ledger
+from ..privacy import LOCAL, ExactRelease, Ledger
 from .bitvector import BVCodec, RecordCodec
 from .distance import distance_matrix, mediator_values, pair_estimates
 
@@ -51,7 +51,7 @@ class Custodian:
     _raw: np.ndarray = field(repr=False)
     epsilon: float | None
     private_rng: np.random.Generator = field(repr=False)
-    ledger: Ledger = field(default_factory=Ledger)
+    ledger: Ledger = field(default_factory=lambda: Ledger(LOCAL))
 
     def encode_records(self, codec: RecordCodec, columns: slice = slice(None)) -> Encoded:
         """DPBV (or BV when ε is None) of the chosen attributes of every record held."""
@@ -67,16 +67,27 @@ class Custodian:
         med = mediator_values(x, spacing)
         values = np.concatenate([x, med])[:, None]
         bits = codec.encode(values, self.epsilon, self.private_rng.spawn(1)[0], self.ledger)
+        # the receiver learns len(med), a deterministic function of the values: no ε bounds it
+        self.ledger.record(ExactRelease("number of mediators", claim="Sun et al.: mediators "
+                                        "cost computation only"), "number of mediators")
         return Encoded(self.name, f"attribute {column} + mediators", bits, len(med))
 
     def encode_partial_sq_distances(self, pairs: np.ndarray, columns: slice, codec: BVCodec
                                     ) -> tuple[Encoded, Encoded]:
         """Decomposition: R² of each pair (P, 2) over ``columns``, encoded with ``codec``,
-        plus one encoding of the reference 0 per pair (both DPBV)."""
+        plus one encoding of the reference 0 per pair (both DPBV).
+
+        Each R² depends on both records of its pair, so a record that takes part in c pairs
+        is in c releases: the ledger charges the encoding :func:`pair_multiplicity` times
+        (basic composition over the worst-case record)."""
         X = self._raw[:, columns]
         r2 = ((X[pairs[:, 0]] - X[pairs[:, 1]]) ** 2).sum(axis=1)
         rng_v, rng_0 = self.private_rng.spawn(2)
-        value = codec.encode(r2, self.epsilon, rng_v, self.ledger)
+        value = codec.encode(r2, self.epsilon, rng_v)
+        if self.epsilon is not None:
+            self.ledger.record(codec.mechanism(self.epsilon), "DPBV of R² per pair (charged "
+                               "once per pair of the worst-case record)",
+                               repeats=pair_multiplicity(pairs, len(self._raw)))
         # the reference 0 is data-independent: randomising it costs no privacy budget
         zero = codec.encode(np.zeros(len(pairs)), self.epsilon, rng_0, ledger=None)
         return Encoded(self.name, "R2", value), Encoded(self.name, "R2-reference", zero)
@@ -94,6 +105,13 @@ class Receiver:
             raise TypeError(f"{self.name} accepts Encoded messages only, got {type(msg).__name__}")
         self.received.append(msg)
         return msg.bits
+
+
+def pair_multiplicity(pairs: np.ndarray, n: int) -> int:
+    """The largest number of pairs (P, 2) any one of n records takes part in (≥ 1)."""
+    if len(pairs) == 0:
+        return 1
+    return max(1, int(np.bincount(pairs.reshape(-1), minlength=n).max()))
 
 
 def decomposition_codec(mu: np.ndarray, s: int, public_rng: np.random.Generator) -> BVCodec:

@@ -1,11 +1,18 @@
 """An append-only privacy ledger that travels with every result.
 
-Every noisy release records one immutable :class:`Spend`. Totals use basic sequential
-composition (sum of epsilons); a release that covers disjoint parts of the data (e.g. all
-cells of a histogram) is one Spend whose sensitivity already accounts for that.
+Every noisy release records one immutable :class:`Spend`. A spend holds what *provably*
+holds for the release (``epsilon``, ``delta``) and, where a paper claims something else, the
+claim beside it (``claimed_epsilon``, ``claimed_delta``, ``claim``), marked as a claim.
+Totals use basic sequential composition (sums). A release that covers disjoint parts of the
+data (every cell of a histogram) is one spend whose sensitivity accounts for that; a release
+that depends on one record several times (a record in many pairs) is one spend with
+``repeats`` > 1, charged ``repeats`` times.
 
-Neighbouring relation throughout Paper A: unbounded DP, D ~ D' iff one equals the other
-plus one tuple (METHODS A0).
+Neighbouring relations (docs/privacy.md):
+
+* :data:`CENTRAL` (Paper A): D ~ D' iff one equals the other plus one tuple (METHODS A0).
+* :data:`LOCAL` (Paper B): the randomiser's input changes from any value x of one
+  attribute to any other value x' of the same public domain (local DP).
 """
 
 from __future__ import annotations
@@ -13,12 +20,24 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-NEIGHBOURING = "add/remove one tuple (unbounded DP)"
+CENTRAL = "add/remove one tuple (unbounded DP)"
+LOCAL = "local: any two values of one attribute"
+#: kept for callers that name the central relation by its old name
+NEIGHBOURING = CENTRAL
 
 
 @dataclass(frozen=True)
 class Spend:
-    """One noisy release: what it was for, which mechanism, its epsilon and L1 sensitivity."""
+    """One noisy release: purpose, mechanism, what provably holds and what is claimed.
+
+    epsilon, delta      what provably holds for this release under the ledger's relation,
+                        already multiplied by ``repeats``
+    claimed_epsilon,    what the source paper claims for it (equal to the provable values
+    claimed_delta       unless ``claim`` names the source of a stronger claim)
+    sensitivity, scale  the mechanism's own (Laplace: L1 sensitivity and b; randomised
+                        response: 1 and the flip probability q)
+    repeats             how many times the release touches the worst-case record
+    """
 
     purpose: str
     mechanism: str
@@ -27,48 +46,113 @@ class Spend:
     scale: float
     round: int = 0
     delta: float = 0.0
+    claimed_epsilon: float = 0.0
+    claimed_delta: float = 0.0
+    claim: str = ""
+    repeats: int = 1
+    #: mechanism-specific facts (randomised response: per-bit ε, m_max, the exact δ at the
+    #: claimed ε)
+    details: dict = field(default_factory=dict)
 
 
 @dataclass
 class Ledger:
-    """Append-only list of :class:`Spend` records for one run."""
+    """Append-only list of :class:`Spend` records for one run.
 
-    neighbouring: str = NEIGHBOURING
+    ``bounds`` says where the scaling bounds of the data came from (``"public"`` or
+    ``"data"``); with ``"data"`` every ε is conditional on those bounds being public.
+    """
+
+    neighbouring: str = CENTRAL
     entries: list[Spend] = field(default_factory=list)
+    bounds: str = ""
 
-    def record(self, mech, purpose: str, round: int = 0):
-        """Append the spend of ``mech`` (any mechanism with epsilon, sensitivity, scale, delta)
-        and return it, so draws read ``ledger.record(m, ..)``."""
+    def record(self, mech, purpose: str, round: int = 0, repeats: int = 1):
+        """Append the spend of ``mech`` and return the mechanism, so draws read
+        ``ledger.record(m, ..).noise(rng, shape)``.
+
+        ``mech`` exposes ``epsilon``, ``delta``, ``sensitivity`` and ``scale`` (what holds);
+        it may also expose ``claimed_epsilon``, ``claimed_delta`` and ``claim`` when its
+        source paper claims more. ``repeats`` charges the release that many times (basic
+        composition over the releases one record takes part in).
+        """
+        repeats = int(repeats)
+        if repeats < 1:
+            raise ValueError(f"repeats must be >= 1, got {repeats}")
+        eps, delta = float(mech.epsilon) * repeats, float(mech.delta) * repeats
+        claim = str(getattr(mech, "claim", ""))
         self.entries.append(
             Spend(
                 purpose=purpose,
                 mechanism=type(mech).__name__,
-                epsilon=float(mech.epsilon),
+                epsilon=eps,
                 sensitivity=float(mech.sensitivity),
                 scale=float(mech.scale),
                 round=int(round),
-                delta=float(mech.delta),
+                delta=delta,
+                claimed_epsilon=float(getattr(mech, "claimed_epsilon", mech.epsilon)) * repeats
+                if claim else eps,
+                claimed_delta=float(getattr(mech, "claimed_delta", mech.delta)) * repeats
+                if claim else delta,
+                claim=claim,
+                repeats=repeats,
+                details=dict(getattr(mech, "details", {})),
             )
         )
         return mech
 
-    def extend(self, other: "Ledger") -> "Ledger":
+    def extend(self, other: Ledger) -> Ledger:
         """Append every spend of ``other`` (sequential composition of two runs' releases)."""
         self.entries.extend(other.entries)
         return self
 
     @property
     def total_epsilon(self) -> float:
-        """Sequential composition: the sum of every recorded epsilon."""
+        """What provably holds: the sum of every recorded (provable) epsilon."""
         return math.fsum(e.epsilon for e in self.entries)
 
     @property
     def total_delta(self) -> float:
         return math.fsum(e.delta for e in self.entries)
 
+    @property
+    def claimed_epsilon(self) -> float:
+        """What the papers claim for the same releases (equal to :attr:`total_epsilon`
+        where every claim holds)."""
+        return math.fsum(e.claimed_epsilon for e in self.entries)
+
+    @property
+    def claimed_delta(self) -> float:
+        return math.fsum(e.claimed_delta for e in self.entries)
+
     def to_dict(self) -> dict:
-        return {
+        out = {
             "neighbouring": self.neighbouring,
             "total_epsilon": self.total_epsilon,
+            "total_delta": self.total_delta,
+            "claimed_epsilon": self.claimed_epsilon,
+            "claimed_delta": self.claimed_delta,
             "entries": [asdict(e) for e in self.entries],
         }
+        if self.bounds:
+            out["bounds"] = self.bounds
+            if self.bounds == "data":
+                out["note"] = "ε assumes public bounds (bounds=data: scaled by the data's own "\
+                              "min and max)"
+        return out
+
+
+def spent(ledger: Ledger | None) -> dict[str, float]:
+    """The two per-run columns every result row carries.
+
+    ``epsilon_provable`` is what the ledger proves; ``epsilon_claimed`` is what the papers
+    claim for the same releases. A run without a ledger released something non-private:
+    both are infinite (nothing is claimed, nothing holds).
+    """
+    if ledger is None:
+        return {"epsilon_claimed": math.inf, "epsilon_provable": math.inf}
+    return {"epsilon_claimed": ledger.claimed_epsilon, "epsilon_provable": ledger.total_epsilon}
+
+
+#: the row columns of a non-private run
+NOT_PRIVATE = spent(None)
