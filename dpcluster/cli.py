@@ -1,8 +1,9 @@
 """Command line: a thin layer over :mod:`dpcluster.harness`.
 
 Exit codes: 0 success; 1 some cells failed (the others are kept); 2 bad spec, bad data
-or bad usage (one message naming file, key and value; no traceback); 130 interrupted
-(finished cells are kept and a rerun resumes).
+or bad usage (one message naming file, key and value; no traceback); 3 ``audit`` found a
+claimed ε violated (and no provable one); 4 ``audit`` found a provable ε violated (a bug in
+dpcluster); 130 interrupted (finished cells are kept and a rerun resumes).
 """
 
 from __future__ import annotations
@@ -238,6 +239,71 @@ def analyze(spec_path: str):
                    f"θ* = {rows[0]['theta_star']:.3g})")
         table = pd.DataFrame(rows).drop(columns=["switch_on_eps", "theta_star"])
         click.echo(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+
+
+def _float_list(value: str) -> list[float]:
+    try:
+        out = [float(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        _fail(f"--epsilon {value!r}: expected comma-separated positive numbers")
+    if not out or any(not (v > 0 and v < float("inf")) for v in out):
+        _fail(f"--epsilon {value!r}: expected comma-separated positive finite numbers")
+    return out
+
+
+@main.command()
+@click.argument("spec_path", metavar="[SPEC]", required=False, type=click.Path(dir_okay=False))
+@click.option("--algorithms", "-a", default=None,
+              help="comma-separated audit targets or registry names [default: all, or the "
+                   "SPEC's private algorithms]")
+@click.option("--epsilon", "epsilons", default=None,
+              help="comma-separated ε values [default: 0.5,1,2, or the SPEC's grid]")
+@click.option("--trials", type=click.IntRange(20, None), default=None,
+              help="trials per side for every target [default: each target's own]")
+@click.option("--out", type=click.Path(file_okay=False), default="results/audit",
+              show_default=True)
+@click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, None))
+@click.option("--seed", default=20261201, show_default=True, type=click.IntRange(0, None))
+def audit(spec_path: str | None, algorithms: str | None, epsilons: str | None,
+          trials: int | None, out: str, jobs: int, seed: int):
+    """Audit the privacy of every private algorithm: 95 % lower bounds on ε (black-box from
+    outputs, white-box from exact transcript likelihoods) against the claimed and the
+    provable ε. Writes OUT/audit.csv, audit.md and audit.png (docs/audit.md).
+
+    Exit status: 0 every verdict consistent; 3 a claimed ε is violated (Paper B's DPBV
+    always is); 4 a provable ε is violated, which means a bug in dpcluster.
+    """
+    from . import audit as audit_mod
+    from .audit.run import DEFAULT_EPSILONS, select
+
+    names = [n.strip() for n in algorithms.split(",") if n.strip()] if algorithms else None
+    eps = _float_list(epsilons) if epsilons else None
+    if spec_path is not None:
+        sp = _load_spec(spec_path)
+        from .algorithms import ALGORITHMS
+
+        names = names or [a.name for a in sp.algorithms if ALGORITHMS[a.name].private]
+        eps = eps or list(sp.epsilon)
+    try:
+        select(names)
+    except KeyError as exc:
+        from .audit.run import audit_names
+
+        _fail(f"--algorithms: {exc.args[0]!r} is neither an audit target nor a private "
+              f"registry entry; targets: {', '.join(audit_names())}")
+    table = audit_mod.run_audit(names, eps or DEFAULT_EPSILONS, trials, jobs, seed)
+    for path in audit_mod.write_audit(table, out):
+        click.echo(str(path))
+    for r in table.itertuples(index=False):
+        if r.verdict == "not private":
+            click.echo(f"  {r.algorithm:<56} not private")
+            continue
+        wb = "-" if r.epsilon_lb_whitebox != r.epsilon_lb_whitebox else \
+            f"{r.epsilon_lb_whitebox:.3g}"
+        click.echo(f"  {r.algorithm:<56} eps={r.epsilon:<4g} claimed={r.epsilon_claimed:<6g} "
+                   f"provable={r.epsilon_provable:<7g} lb: black-box "
+                   f"{r.epsilon_lb_blackbox:.3g}, white-box {wb}  {r.verdict}")
+    sys.exit(audit_mod.exit_status(table))
 
 
 @main.command()

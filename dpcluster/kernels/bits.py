@@ -85,22 +85,24 @@ def estimate_matrix(E, F, mu, s, p, q, hi, symmetric, out):  # pragma: no cover 
 
 
 @njit(parallel=True, cache=True)
-def max_pairwise_hamming(E):  # pragma: no cover - compiled
-    """The largest Hamming distance between any two rows of E.
+def farthest_pairs(E, best, partner):  # pragma: no cover - compiled
+    """For every row of E, the largest Hamming distance to a later row, and which row.
 
-    IN  E (M, W) uint64   packed bit vectors (M ≥ 1)
-    Returns int64. Each row's maximum is independent of the others, so the result does not
-    depend on the thread count.
+    IN  E (M, W) uint64      packed bit vectors
+    OUT best (M,) int64      max_{j > i} d_H(E_i, E_j) (0 for the last row)
+    OUT partner (M,) int64   the first j attaining it (i for the last row)
+    Rows are independent, so the result does not depend on the thread count.
     """
     M, W = E.shape
-    best = np.zeros(M, np.int64)
     for i in prange(M):
         b = np.int64(0)
+        at = np.int64(i)
         for j in range(i + 1, M):
             c = np.uint64(0)
             for w in range(W):
                 c += popcount64(E[i, w] ^ E[j, w])
             if np.int64(c) > b:
                 b = np.int64(c)
+                at = np.int64(j)
         best[i] = b
-    return best.max()
+        partner[i] = at

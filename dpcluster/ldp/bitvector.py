@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..kernels.bits import max_pairwise_hamming
+from ..kernels.bits import farthest_pairs
 from ..privacy import BitVectorResponse, Ledger, keep_probability, release, theorem4_delta
 
 RANGE_MODES = ("extended", "plain")
@@ -89,8 +89,11 @@ class BVCodec:
 
     def encode(self, x: np.ndarray, epsilon: float | None = None,
                private_rng: np.random.Generator | None = None,
-               ledger: Ledger | None = None) -> np.ndarray:
-        """BV (``epsilon=None``) or DPBV encodings of values x (n,): packed (n, W) uint64."""
+               ledger: Ledger | None = None, column: int | None = None) -> np.ndarray:
+        """BV (``epsilon=None``) or DPBV encodings of values x (n,): packed (n, W) uint64.
+
+        ``column``: x is that column of a record matrix, so the release's query (what the
+        audit evaluates on a neighbour) reads the same column of the records it is given."""
         x = np.asarray(x, dtype=np.float64).reshape(-1)
         bits = self.clean_bits(x)
         if epsilon is not None:
@@ -100,7 +103,9 @@ class BVCodec:
             if ledger is not None:
                 ledger.record(mech, "DPBV bits of one attribute (per-bit randomised response)")
             bits ^= mech.flips(private_rng, bits.shape)
-            release(mech, "DPBV bits of one attribute", bits, self.clean_bits, batch=True)
+            release(mech, "DPBV bits of one attribute", bits, batch=True,
+                    query=self.clean_bits if column is None else
+                    lambda records: self.clean_bits(np.asarray(records)[:, column]))
         return pack_bits(bits)
 
     def clean_bits(self, x: np.ndarray) -> np.ndarray:
@@ -113,6 +118,21 @@ class BVCodec:
         return BitVectorResponse(float(epsilon), self.s, self.m_max)
 
     @functools.cached_property
+    def _farthest(self) -> tuple[int, float, float]:
+        """(m_max, x, x') with d_H(h(x), h(x')) = m_max; see :attr:`m_max`."""
+        edges = np.concatenate([self.centres - self.t, self.centres + self.t,
+                                [self.lo, self.hi]])
+        edges = np.unique(np.clip(edges, self.lo, self.hi))
+        points = np.concatenate([edges, (edges[:-1] + edges[1:]) / 2.0])
+        vectors, first = np.unique(pack_bits(self.clean_bits(points)), axis=0,
+                                   return_index=True)
+        best = np.zeros(len(vectors), np.int64)
+        partner = np.arange(len(vectors), dtype=np.int64)
+        farthest_pairs(np.ascontiguousarray(vectors), best, partner)
+        i = int(np.argmax(best))
+        return int(best[i]), float(points[first[i]]), float(points[first[partner[i]]])
+
+    @property
     def m_max(self) -> int:
         """Largest Hamming distance between the clean encodings of two values in [lo, hi].
 
@@ -122,14 +142,11 @@ class BVCodec:
         has, so the maximum over those (popcount kernel, distinct vectors only) is exact.
         Integer-valued data (digits) use the whole interval, which can only make it larger.
         """
-        edges = np.concatenate([self.centres - self.t, self.centres + self.t,
-                                [self.lo, self.hi]])
-        edges = np.unique(np.clip(edges, self.lo, self.hi))
-        points = np.concatenate([edges, (edges[:-1] + edges[1:]) / 2.0])
-        vectors = np.unique(pack_bits(self.clean_bits(points)), axis=0)
-        if len(vectors) < 2:
-            return 0
-        return int(max_pairwise_hamming(np.ascontiguousarray(vectors)))
+        return self._farthest[0]
+
+    def worst_pair(self) -> tuple[float, float]:
+        """Two values of [lo, hi] whose clean encodings differ in :attr:`m_max` bits."""
+        return self._farthest[1], self._farthest[2]
 
 
 @dataclass(frozen=True)
@@ -173,5 +190,5 @@ class RecordCodec:
         rngs = private_rng.spawn(X.shape[1]) if private_rng is not None else [None] * X.shape[1]
         out = np.empty((X.shape[0], X.shape[1], self.attributes[0].n_words), np.uint64)
         for a, codec in enumerate(self.attributes):
-            out[:, a] = codec.encode(X[:, a], epsilon, rngs[a], ledger)
+            out[:, a] = codec.encode(X[:, a], epsilon, rngs[a], ledger, column=a)
         return out

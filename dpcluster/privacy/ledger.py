@@ -74,7 +74,8 @@ class Ledger:
         ``mech`` exposes ``epsilon``, ``delta``, ``sensitivity`` and ``scale`` (what holds);
         it may also expose ``claimed_epsilon``, ``claimed_delta`` and ``claim`` when its
         source paper claims more. ``repeats`` charges the release that many times (basic
-        composition over the releases one record takes part in).
+        composition over the releases one record takes part in); a paper's claim is
+        recorded once, as the paper states it.
         """
         repeats = int(repeats)
         if repeats < 1:
@@ -90,9 +91,10 @@ class Ledger:
                 scale=float(mech.scale),
                 round=int(round),
                 delta=delta,
-                claimed_epsilon=float(getattr(mech, "claimed_epsilon", mech.epsilon)) * repeats
+                # a paper's claim is per release: it never charges the repeats
+                claimed_epsilon=float(getattr(mech, "claimed_epsilon", mech.epsilon))
                 if claim else eps,
-                claimed_delta=float(getattr(mech, "claimed_delta", mech.delta)) * repeats
+                claimed_delta=float(getattr(mech, "claimed_delta", mech.delta))
                 if claim else delta,
                 claim=claim,
                 repeats=repeats,

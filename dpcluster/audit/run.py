@@ -1,0 +1,229 @@
+"""The audit driver: run each target on both neighbours, bound ε from below, compare.
+
+For every (target, ε) the driver draws ``trials`` runs on D and on D' from streams keyed by
+(seed, target, ε, side), records every run's exact transcript log-likelihood ratio through
+the release hook (:mod:`dpcluster.privacy.transcript`), and computes
+
+* the black-box bound from the outputs alone (a linear score fitted on the first halves:
+  the mean difference of the output features over their pooled variance);
+* the white-box bound from the log-likelihood ratios, in both directions.
+
+The verdict compares the larger bound with the ε the run's ledger claims and with the ε it
+proves (docs/audit.md). Results do not depend on ``jobs``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..privacy import observe
+from ..rng import stream
+from .stats import blackbox_ceiling, blackbox_epsilon, whitebox_epsilon
+from .targets import NOT_PRIVATE, Target, TrialIndex, targets
+
+DEFAULT_EPSILONS = (0.5, 1.0, 2.0)
+DEFAULT_SEED = 20261201
+#: exit statuses of ``dpcluster audit`` (also in the CLI help and docs/audit.md)
+EXIT_CONSISTENT, EXIT_CLAIM_VIOLATED, EXIT_PROVABLE_VIOLATED = 0, 3, 4
+#: relative slack for floating-point rounding in a log-likelihood ratio at its maximum
+ROUNDING = 1e-9
+
+COLUMNS = ["algorithm", "covers", "kind", "params", "epsilon", "epsilon_claimed",
+           "epsilon_provable", "delta_claimed", "trials", "epsilon_lb_blackbox",
+           "blackbox_ceiling", "epsilon_lb_whitebox", "verdict", "note", "seconds"]
+
+
+class TranscriptLLR:
+    """Release observer: ``ln P(transcript | data) − ln P(transcript | other)`` per trial.
+
+    Every release carries its query as a function of a dataset; evaluating it on both
+    inputs and the mechanism's exact log-likelihood of the released output gives each
+    release's contribution. Batched releases carry the trial axis first; per-trial runs set
+    :attr:`trial` before each trial.
+    """
+
+    def __init__(self, data, other, n: int, per_trial: bool):
+        self.data, self.other, self.n, self.per_trial = data, other, n, per_trial
+        self.llr = np.zeros(n)
+        self.trial = TrialIndex()
+        self.releases = 0
+
+    def _answer(self, rel, data):
+        """The query on ``data``; a local target's input is one trial's values, which a
+        batched release repeats trial by trial, so the answer is repeated to match."""
+        answer = rel.query(data)
+        rows_out = np.shape(rel.output)[0] if np.ndim(rel.output) else 0
+        rows = np.shape(answer)[0] if np.ndim(answer) else 0
+        if rel.batch and rows and rows_out != rows and rows_out % rows == 0:
+            answer = np.tile(answer, (rows_out // rows,) + (1,) * (np.ndim(answer) - 1))
+        return answer
+
+    def __call__(self, rel) -> None:
+        mech = rel.mechanism
+        ll = (np.asarray(mech.log_likelihood(rel.output, self._answer(rel, self.data)), float)
+              - np.asarray(mech.log_likelihood(rel.output, self._answer(rel, self.other)),
+                           float))
+        if rel.batch and not self.per_trial:
+            self.llr += ll.reshape(self.n, -1).sum(axis=1)
+        else:
+            self.llr[self.trial.current] += float(ll.sum())
+        self.releases += 1
+
+
+@dataclass
+class SideRuns:
+    features: np.ndarray
+    llr: np.ndarray
+    ledger: object
+
+
+def _run_side(target: Target, data, other, epsilon: float, n: int, seed: int, side: str
+              ) -> SideRuns:
+    rng = stream(seed, "audit", target.name, repr(float(epsilon)), side)
+    rec = TranscriptLLR(data, other, n, target.per_trial)
+    if target.whitebox:
+        with observe(rec):
+            features, ledger = target.run(data, epsilon, rng, n, rec.trial)
+    else:
+        features, ledger = target.run(data, epsilon, rng, n, rec.trial)
+    return SideRuns(np.asarray(features), rec.llr, ledger)
+
+
+def linear_scores(F: np.ndarray, F2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Black-box scores: ``F @ w`` with ``w = (mean F2 − mean F)/(pooled variance)``, the
+    means and variances taken over the first halves only (the fitting halves)."""
+    h, h2 = len(F) // 2, len(F2) // 2
+    a = F[:h].astype(np.float64)
+    b = F2[:h2].astype(np.float64)
+    var = (a.var(axis=0) + b.var(axis=0)) / 2.0
+    w = (b.mean(axis=0) - a.mean(axis=0)) / (var + 1e-12)
+    return F.astype(np.float64) @ w, F2.astype(np.float64) @ w
+
+
+def verdict(lb_claimed: float, lb_provable: float, claimed: float, provable: float) -> str:
+    """``consistent``, ``violation`` (the claimed ε is exceeded) or ``violation of
+    provable ε`` (a bug in dpcluster's accounting or mechanisms). Each bound is computed at
+    the δ of the ε it is compared with."""
+    if lb_provable > provable * (1 + ROUNDING) + 1e-12:
+        return "violation of provable ε"
+    if lb_claimed > claimed * (1 + ROUNDING) + 1e-12:
+        return "violation"
+    return "consistent"
+
+
+def _bounds(a: SideRuns, b: SideRuns, s, s2, delta: float, whitebox: bool
+            ) -> tuple[float, float]:
+    """(black-box, white-box) lower bounds at δ; white-box NaN when it does not apply."""
+    bb = blackbox_epsilon(s, s2, delta)
+    wb = max(whitebox_epsilon(a.llr, delta), whitebox_epsilon(b.llr, delta)) if whitebox \
+        else float("nan")
+    return bb, wb
+
+
+def audit_target(target: Target, epsilon: float, trials: int | None = None,
+                 seed: int = DEFAULT_SEED) -> dict:
+    """One audit.csv row for ``target`` at ``epsilon``."""
+    n = int(trials or target.trials)
+    start = time.perf_counter()
+    D, D2 = target.pair()
+    a = _run_side(target, D, D2, epsilon, n, seed, "D")
+    b = _run_side(target, D2, D, epsilon, n, seed, "D'")
+    ledger = a.ledger
+    claimed, provable = ledger.claimed_epsilon, ledger.total_epsilon
+    delta_claimed = ledger.claimed_delta
+    s, s2 = linear_scores(a.features, b.features)
+    bb, wb = _bounds(a, b, s, s2, delta_claimed, target.whitebox)
+    bb0, wb0 = _bounds(a, b, s, s2, ledger.total_delta, target.whitebox)
+    lb = max(bb, 0.0 if math.isnan(wb) else wb)
+    lb0 = max(bb0, 0.0 if math.isnan(wb0) else wb0)
+    notes = [target.note] if target.note else []
+    ceiling = blackbox_ceiling(n)
+    if bb >= 0.95 * ceiling:
+        notes.append(f"black-box at its ln(n/3.7) ceiling ({ceiling:.2f})")
+    if lb < 0.5 * min(provable, claimed):
+        notes.append("loose: the bound is below half of the ε it checks")
+    return {"algorithm": target.name, "covers": ",".join(target.covers), "kind": target.kind,
+            "params": json.dumps(target.params, sort_keys=True), "epsilon": float(epsilon),
+            "epsilon_claimed": claimed, "epsilon_provable": provable,
+            "delta_claimed": delta_claimed, "trials": n, "epsilon_lb_blackbox": bb,
+            "blackbox_ceiling": ceiling, "epsilon_lb_whitebox": wb,
+            "verdict": verdict(lb, lb0, claimed, provable), "note": "; ".join(notes),
+            "seconds": time.perf_counter() - start}
+
+
+@functools.lru_cache(maxsize=1)
+def _targets() -> dict[str, Target]:
+    return targets()
+
+
+def audit_names() -> list[str]:
+    return list(_targets())
+
+
+def select(names: list[str] | None) -> list[str]:
+    """Target names for a list of target or registry names (None: all targets)."""
+    all_targets = _targets()
+    if not names:
+        return list(all_targets)
+    chosen = []
+    for name in names:
+        hits = [t.name for t in all_targets.values() if name == t.name or name in t.covers]
+        if not hits and name not in NOT_PRIVATE:
+            raise KeyError(name)
+        chosen += [h for h in hits if h not in chosen]
+    return chosen
+
+
+def _task(name: str, epsilon: float, trials: int | None, seed: int) -> dict:
+    return audit_target(_targets()[name], epsilon, trials, seed)
+
+
+def run_audit(names: list[str] | None = None, epsilons=DEFAULT_EPSILONS,
+              trials: int | None = None, jobs: int = 1, seed: int = DEFAULT_SEED,
+              not_private: list[str] | None = None) -> pd.DataFrame:
+    """audit.csv as a table: one row per (target, ε), then one ``not private`` row per
+    non-private registry entry asked for (all of them when ``names`` is None)."""
+    chosen = select(names)
+    tasks = [(n, float(e)) for n in chosen for e in epsilons]
+    if jobs > 1 and len(tasks) > 1:
+        from joblib import Parallel, delayed
+
+        rows = Parallel(n_jobs=jobs)(delayed(_task)(n, e, trials, seed) for n, e in tasks)
+    else:
+        rows = [_task(n, e, trials, seed) for n, e in tasks]
+    listed = list(NOT_PRIVATE) if names is None else [n for n in names if n in NOT_PRIVATE]
+    rows += [{"algorithm": n, "covers": n, "kind": "", "params": "{}",
+              "epsilon": float("nan"), "verdict": "not private", "note": NOT_PRIVATE[n]}
+             for n in listed]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def exit_status(table: pd.DataFrame) -> int:
+    verdicts = set(table["verdict"])
+    if "violation of provable ε" in verdicts:
+        return EXIT_PROVABLE_VIOLATED
+    if "violation" in verdicts:
+        return EXIT_CLAIM_VIOLATED
+    return EXIT_CONSISTENT
+
+
+def write_audit(table: pd.DataFrame, out: Path | str) -> list[Path]:
+    """audit.csv, audit.md and audit.png under ``out`` (atomic writes)."""
+    from ..results import atomic_write_text, to_csv
+    from .report import audit_figure, audit_markdown
+
+    out = Path(out)
+    atomic_write_text(out / "audit.csv", to_csv(table))
+    atomic_write_text(out / "audit.md", audit_markdown(table))
+    paths = [out / "audit.csv", out / "audit.md"]
+    if table["epsilon"].notna().any():
+        paths.append(audit_figure(table, out / "audit.png"))
+    return paths
