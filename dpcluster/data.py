@@ -15,11 +15,11 @@ Adding a dataset is one :class:`FileSource` (or generator) entry.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gzip
 import hashlib
 import io
-import dataclasses
 import warnings
 from dataclasses import dataclass
 from pathlib import Path

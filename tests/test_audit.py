@@ -1,0 +1,182 @@
+"""The audit: its likelihood code against brute force, its bounds, and planted bugs it must
+catch with the default trial counts."""
+
+import importlib
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest, laplace
+
+from dpcluster.algorithms.dplloyd import dplloyd_batch
+from dpcluster.audit import (
+    TranscriptLLR,
+    audit_target,
+    blackbox_ceiling,
+    blackbox_epsilon,
+    clopper_pearson,
+    targets,
+    whitebox_epsilon,
+)
+from dpcluster.audit.targets import central_pair
+from dpcluster.privacy import ExponentialMechanism, LaplaceMechanism, observe
+from dpcluster.privacy import response as response_module
+from tests import naive
+
+TARGETS = targets()
+# the modules (the package re-exports functions of the same names)
+dplloyd_module = importlib.import_module("dpcluster.algorithms.dplloyd")
+eugkm_module = importlib.import_module("dpcluster.algorithms.eugkm")
+gkm_module = importlib.import_module("dpcluster.algorithms.gkm")
+
+
+# --- statistics ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("k,n", [(0, 10), (3, 10), (10, 10), (57, 1000), (1, 5000)])
+def test_clopper_pearson_matches_scipy(k, n):
+    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+    low, high = clopper_pearson(k, n)
+    assert low == pytest.approx(ci.low, abs=1e-12) and high == pytest.approx(ci.high, abs=1e-12)
+
+
+def test_whitebox_bound_certifies_what_the_held_out_half_reaches():
+    assert whitebox_epsilon(np.full(100, 1.7)) == pytest.approx(1.7)
+    assert whitebox_epsilon(np.full(100, -0.5)) == 0.0
+    # a δ as large as the probability of the event leaves nothing certified
+    llr = np.r_[np.full(10, 3.0), np.zeros(90)]
+    assert whitebox_epsilon(np.tile(llr, 2), delta=0.5) == 0.0
+
+
+def test_blackbox_bound_on_known_laplace_pair():
+    """Lap(0, 1) against Lap(1, 1) is exactly 1-DP: the bound is below 1 and not trivial."""
+    rng = np.random.default_rng(0)
+    lb = blackbox_epsilon(rng.laplace(0, 1, 40_000), rng.laplace(1, 1, 40_000))
+    assert 0.5 < lb <= 1.0
+    same = blackbox_epsilon(rng.normal(size=20_000), rng.normal(size=20_000))
+    assert same < 0.15
+    assert blackbox_ceiling(10_000) == pytest.approx(math.log(5000 / 3.689), abs=0.01)
+
+
+# --- likelihoods against brute force ---------------------------------------------------
+
+def test_laplace_and_exponential_likelihoods():
+    m = LaplaceMechanism(0.7, 2.0)
+    y, a = np.array([0.3, -4.0, 9.0]), np.array([1.0, 1.0, 1.0])
+    assert np.allclose(m.log_likelihood(y, a), laplace.logpdf(y, loc=a, scale=m.scale))
+    em = ExponentialMechanism(0.9, 3.0)
+    loss = np.array([1.0, 5.0, 2.5, 0.0])
+    assert np.allclose([math.exp(em.log_likelihood(i, loss)) for i in range(4)],
+                       em.probabilities(loss))
+
+
+def test_dplloyd_transcript_llr_matches_a_direct_density():
+    """One DPLloyd iteration: the observer's LLR equals Σ log Lap densities of the released
+    counts and sums, computed with scipy on naive cluster statistics of D and D'."""
+    D, D2 = central_pair(30, 2, seed=4)
+    init = np.array([[[-0.5, -0.5], [0.5, 0.5]]])
+    n, eps = 6, 0.8
+    seen = []
+    rec = TranscriptLLR(D, D2, n, per_trial=False)
+    with observe(lambda rel: (seen.append(rel), rec(rel))):
+        dplloyd_batch(D, np.repeat(init, n, 0), eps,
+                      {"count": np.random.default_rng(1), "sum": np.random.default_rng(2)},
+                      iterations=1)
+    counts, sums = seen
+    want = np.zeros(n)
+    for rel, which in ((counts, 0), (sums, 1)):
+        b = rel.mechanism.scale
+        fD = naive.cluster_stats(D, init[0])[which]
+        fD2 = naive.cluster_stats(D2, init[0])[which]
+        for r in range(n):
+            want[r] += (laplace.logpdf(rel.output[r], fD, b).sum()
+                        - laplace.logpdf(rel.output[r], fD2, b).sum())
+    assert np.allclose(rec.llr, want, rtol=0, atol=1e-9)
+    assert rec.llr.max() <= eps + 1e-12
+
+
+def test_dpbv_llr_takes_the_form_eps_times_2a_minus_m():
+    t = TARGETS["dpbv (one attribute)"]
+    x, x2 = t.pair()
+    rec = TranscriptLLR(x, x2, 500, per_trial=False)
+    eps = 0.01
+    with observe(rec):
+        t.run(x, eps, np.random.default_rng(0), 500)
+    m = t.params["m_max"]
+    units = rec.llr / eps
+    assert np.allclose(units, np.round(units), atol=1e-6)
+    assert np.all((np.round(units).astype(int) + m) % 2 == 0) and units.max() <= m
+
+
+@pytest.mark.statistical
+def test_likelihood_ratio_has_mean_one_under_the_neighbour():
+    """E_{D'}[exp(ln dP_D/dP_D')] = 1 for any exact LLR. On GkM's aggregation step (k·d = 4
+    coordinates, ε = 0.5) the ratio lies in [e^-0.5, e^0.5]; its sd ≤ 0.33, so the mean of
+    20,000 draws is within 6·0.33/√20000 = 0.014 of 1."""
+    t = TARGETS["gkm (aggregation)"]
+    D, D2 = t.pair()
+    n = 20_000
+    rec = TranscriptLLR(D, D2, n, per_trial=True)  # ln P_D/P_D' on trials from D'
+    with observe(rec):
+        t.run(D2, 0.5, np.random.default_rng(5), n, rec.trial)
+    assert abs(np.exp(rec.llr).mean() - 1.0) < 0.014
+    assert -0.5 - 1e-12 <= rec.llr.min() and rec.llr.max() <= 0.5 + 1e-12
+
+
+# --- the audit on the real mechanisms -----------------------------------------------------
+
+def test_audit_is_consistent_on_dplloyd_and_eugkm_with_useful_bounds():
+    for name in ("dplloyd", "eugkm"):
+        row = audit_target(TARGETS[name], 1.0)
+        assert row["verdict"] == "consistent"
+        assert row["epsilon_claimed"] == row["epsilon_provable"] == pytest.approx(1.0)
+        assert 0.5 <= row["epsilon_lb_whitebox"] <= 1.0 + 1e-9
+
+
+def test_audit_finds_theorem4_violated_but_the_provable_bound_holds():
+    row = audit_target(TARGETS["dpbv (one attribute)"], 2.0)
+    assert row["verdict"] == "violation"
+    assert row["epsilon_provable"] == 2.0 * 1000 and row["epsilon_claimed"] == 2.0
+    assert 100 <= row["epsilon_lb_whitebox"] <= row["epsilon_provable"]
+    assert row["epsilon_lb_blackbox"] >= 0.9 * row["blackbox_ceiling"]
+
+
+# --- planted bugs (kept here, never in the registry) --------------------------------------
+
+class HalfScaleLaplace(LaplaceMechanism):
+    """A planted bug: the scale is half of Δ/ε, so the true ε is twice the claimed one."""
+
+    @property
+    def scale(self) -> float:
+        return self.sensitivity / (2.0 * self.epsilon)
+
+
+@pytest.mark.parametrize("module,target", [(dplloyd_module, "dplloyd"),
+                                           (eugkm_module, "eugkm"),
+                                           (gkm_module, "gkm (aggregation)")])
+def test_halved_laplace_scale_is_caught(monkeypatch, module, target):
+    monkeypatch.setattr(module, "LaplaceMechanism", HalfScaleLaplace)
+    if module is gkm_module:
+        monkeypatch.setattr(gkm_module, "noise_mechanism", lambda k, d, l, e, r=1.0:
+                            HalfScaleLaplace(e, k * d * 2.0 * r / l))
+    row = audit_target(TARGETS[target], 1.0)
+    assert row["verdict"] == "violation of provable ε"
+    assert row["epsilon_lb_whitebox"] > 1.0
+
+
+def test_randomised_response_with_twice_the_epsilon_is_caught(monkeypatch):
+    monkeypatch.setattr(response_module.BitVectorResponse, "p",
+                        property(lambda self: response_module.keep_probability(
+                            2 * self.epsilon_bit)))
+    row = audit_target(TARGETS["dpbv (one attribute)"], 1.0)
+    assert row["verdict"] == "violation of provable ε"
+    assert row["epsilon_lb_whitebox"] > row["epsilon_provable"]
+
+
+def test_audit_rows_do_not_depend_on_jobs():
+    from dpcluster.audit import run_audit
+
+    a = run_audit(["eugkm", "bv_error"], [1.0], trials=200, jobs=1)
+    b = run_audit(["eugkm", "bv_error"], [1.0], trials=200, jobs=2)
+    cols = [c for c in a.columns if c != "seconds"]
+    assert a[cols].equals(b[cols])
+    assert list(a["verdict"]) == ["consistent", "not private"]
