@@ -219,7 +219,7 @@ def plot(spec_path: str, out: str | None):
 @main.command()
 @click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
 def analyze(spec_path: str):
-    """Print METHODS A6's closed-form MSE predictions for SPEC's datasets and ε grid."""
+    """Print docs/methods.md A6's closed-form MSE predictions for SPEC's datasets and ε grid."""
     import math
 
     import pandas as pd

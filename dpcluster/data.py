@@ -1,7 +1,7 @@
 """Dataset registry: checksummed loaders, synthetic generators and normalisation.
 
 Every dataset resolves to a :class:`Dataset` whose ``X`` is normalised to ``[-1, 1]^d``
-(METHODS A0: ``x' = 2 (x − lo)/(hi − lo) − 1``). Where ``lo, hi`` come from is the *bounds
+(docs/methods.md A0: ``x' = 2 (x − lo)/(hi − lo) − 1``). Where ``lo, hi`` come from is the *bounds
 policy* (docs/privacy.md):
 
 * ``bounds="data"`` (the papers' setting, the default of the figure specs): the data's own
@@ -168,7 +168,7 @@ class FileSource:
         return np.ascontiguousarray(raw[:, cols], dtype=np.float64)
 
 
-#: Bundled files (checksums from datasets/PROVENANCE.md; k from METHODS Table 1).
+#: Bundled files (checksums from datasets/PROVENANCE.md; k from docs/methods.md Table 1).
 FILES: dict[str, FileSource] = {
     "s1": FileSource(
         "s1.csv.gz",
@@ -262,7 +262,7 @@ def _user_file_cached(name: str, path: str, sha256: str, bounds: str = "data") -
 
 def sphere_packing(k: int, d: int, rng: np.random.Generator, r: float = 1.0,
                    max_rejections: int = 100) -> tuple[np.ndarray, float]:
-    """k centres in [-r, r]^d pairwise ≥ 2a apart (METHODS A0, diffprivlib's ``_init_centers``).
+    """k centres in [-r, r]^d pairwise ≥ 2a apart (docs/methods.md A0, diffprivlib's ``_init_centers``).
 
     Start with ``a = r``; draw candidates uniformly in ``[-r + a, r − a]^d``; accept one if it
     is ≥ 2a from every accepted centre; after ``max_rejections`` consecutive rejections halve
@@ -285,7 +285,7 @@ def sphere_packing(k: int, d: int, rng: np.random.Generator, r: float = 1.0,
 
 
 def synthetic(N: int, k: int, d: int, seed: int) -> Dataset:
-    """k equal-size isotropic Gaussian clusters in [-1, 1]^d (METHODS A0 generator).
+    """k equal-size isotropic Gaussian clusters in [-1, 1]^d (docs/methods.md A0 generator).
 
     Means from :func:`sphere_packing` (final radius ``a``), per-coordinate standard deviation
     ``σ = a / (3√d)``, points clipped into the domain. Already in [-1, 1]^d, so not rescaled.
@@ -299,7 +299,7 @@ def synthetic(N: int, k: int, d: int, seed: int) -> Dataset:
     X = np.ascontiguousarray(np.clip(X, -1.0, 1.0))
     ones = np.ones(d)
     return Dataset(f"synthetic(N={N},k={k},d={d},seed={seed})", X, k,
-                   f"Synthetic k={k} d={d}", -ones, ones, source="generator, METHODS A0")
+                   f"Synthetic k={k} d={d}", -ones, ones, source="generator, docs/methods.md A0")
 
 
 def uniform(N: int, d: int, lo: float, hi: float, k: int, seed: int) -> Dataset:
@@ -338,7 +338,7 @@ def _sklearn_2d(kind: str, N: int, k: int, spread: float, seed: int,
 #: name -> (parameter defaults, builder, description). Parameter types follow the defaults.
 GENERATORS = {
     "synthetic": ({"N": 10_000, "k": 5, "d": 2, "seed": 0}, synthetic,
-                  "k Gaussian clusters in [-1, 1]^d (METHODS A0)"),
+                  "k Gaussian clusters in [-1, 1]^d (docs/methods.md A0)"),
     "uniform": ({"N": 2000, "d": 1, "lo": 0.0, "hi": 25.0, "k": 2, "seed": 0}, uniform,
                 "i.i.d. uniform on [lo, hi]^d (Paper B distances)"),
     "blobs": ({"N": 500, "k": 4, "spread": 1.0, "seed": 0},

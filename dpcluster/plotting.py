@@ -30,7 +30,7 @@ from .results import atomic_write_bytes  # noqa: E402
 
 
 def _baseline(summary: pd.DataFrame) -> pd.Series:
-    """Per dataset: the min NICV of the non-private Lloyd runs (METHODS A0 baseline)."""
+    """Per dataset: the min NICV of the non-private Lloyd runs (docs/methods.md A0 baseline)."""
     base = summary[summary["algorithm"] == "lloyd"]
     return base.groupby("dataset")["min"].min()
 

@@ -144,6 +144,8 @@ def summarise(runs: pd.DataFrame, metrics: tuple[str, ...] | list[str] = ("nicv"
         rows.append({**dict(zip(group, key)), "metric": primary, "n": n, "mean": mean,
                      "std": std, "ci95_low": mean - half, "ci95_high": mean + half,
                      "min": float(np.min(v)), "max": float(np.max(v)),
+                     **({"bounds": ",".join(sorted(set(g["bounds"].astype(str))))}
+                        if "bounds" in g.columns else {}),
                      "epsilon_claimed_max": float(g["epsilon_claimed"].max()),
                      "epsilon_provable_max": float(g["epsilon_provable"].max()), **means,
                      **per_metric})

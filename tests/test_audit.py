@@ -1,7 +1,6 @@
 """The audit: its likelihood code against brute force, its bounds, and planted bugs it must
 catch with the default trial counts."""
 
-import importlib
 import math
 
 import numpy as np
@@ -21,13 +20,9 @@ from dpcluster.audit import (
 from dpcluster.audit.targets import central_pair
 from dpcluster.privacy import ExponentialMechanism, LaplaceMechanism, observe
 from dpcluster.privacy import response as response_module
-from tests import naive
+from tests import naive, planted
 
 TARGETS = targets()
-# the modules (the package re-exports functions of the same names)
-dplloyd_module = importlib.import_module("dpcluster.algorithms.dplloyd")
-eugkm_module = importlib.import_module("dpcluster.algorithms.eugkm")
-gkm_module = importlib.import_module("dpcluster.algorithms.gkm")
 
 
 # --- statistics ------------------------------------------------------------------------
@@ -142,25 +137,32 @@ def test_audit_finds_theorem4_violated_but_the_provable_bound_holds():
 
 # --- planted bugs (kept here, never in the registry) --------------------------------------
 
-class HalfScaleLaplace(LaplaceMechanism):
-    """A planted bug: the scale is half of Δ/ε, so the true ε is twice the claimed one."""
-
-    @property
-    def scale(self) -> float:
-        return self.sensitivity / (2.0 * self.epsilon)
-
-
-@pytest.mark.parametrize("module,target", [(dplloyd_module, "dplloyd"),
-                                           (eugkm_module, "eugkm"),
-                                           (gkm_module, "gkm (aggregation)")])
+@pytest.mark.parametrize("module,target", [(planted.dplloyd_module, "dplloyd"),
+                                           (planted.eugkm_module, "eugkm"),
+                                           (planted.gkm_module, "gkm (aggregation)")])
 def test_halved_laplace_scale_is_caught(monkeypatch, module, target):
-    monkeypatch.setattr(module, "LaplaceMechanism", HalfScaleLaplace)
-    if module is gkm_module:
-        monkeypatch.setattr(gkm_module, "noise_mechanism", lambda k, d, l, e, r=1.0:
-                            HalfScaleLaplace(e, k * d * 2.0 * r / l))
+    half = planted.scaled_laplace(2.0)
+    monkeypatch.setattr(module, "LaplaceMechanism", half)
+    if module is planted.gkm_module:
+        monkeypatch.setattr(module, "noise_mechanism",
+                            lambda k, d, l, e, r=1.0: half(e, k * d * 2.0 * r / l))
     row = audit_target(TARGETS[target], 1.0)
     assert row["verdict"] == "violation of provable ε"
     assert row["epsilon_lb_whitebox"] > 1.0
+
+
+def test_swapped_count_sum_split_is_caught_per_release(monkeypatch):
+    """The 1.21× overspend of a swapped split at d = 10 hides in the transcript total (22
+    coordinates) but not in the sums release, which leaks c = 1.265× its booked ε."""
+    monkeypatch.setattr(planted.dplloyd_module, "LaplaceMechanism", planted.swapped_split(10))
+    row = audit_target(planted.improved_target_in(10), 1.0)
+    assert row["verdict"] == "violation of provable ε"
+    assert row["release_lb_over_booked"] > 1.2 and "coordinate sums" in row["note"]
+
+
+def test_correct_split_at_d10_is_consistent_release_by_release():
+    row = audit_target(planted.improved_target_in(10), 1.0)
+    assert row["verdict"] == "consistent" and row["release_lb_over_booked"] <= 1 + 1e-9
 
 
 def test_randomised_response_with_twice_the_epsilon_is_caught(monkeypatch):

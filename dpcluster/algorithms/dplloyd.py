@@ -1,4 +1,4 @@
-"""DPLloyd (METHODS A1) and the improved DPLloyd of the TOPS version (A2).
+"""DPLloyd (docs/methods.md A1) and the improved DPLloyd of the TOPS version (A2).
 
 Privacy argument (both variants). Neighbouring relation: add/remove one tuple. In one
 iteration a tuple falls in exactly one cluster, so it changes the vector of k counts by 1 in

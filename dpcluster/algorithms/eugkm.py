@@ -1,4 +1,4 @@
-"""EUGkM: noisy uniform-grid synopsis + weighted k-means (METHODS A3).
+"""EUGkM: noisy uniform-grid synopsis + weighted k-means (docs/methods.md A3).
 
 Privacy argument. Neighbouring relation: add/remove one tuple. The histogram of all m^d
 cell counts has L1 sensitivity 1 (a tuple lies in exactly one cell), so adding ``Lap(1/ε)``

@@ -1,4 +1,4 @@
-"""GkM: GUPT's sample-and-aggregate k-means, GkM-3K, and the SAG / Noise diagnostics (METHODS A4).
+"""GkM: GUPT's sample-and-aggregate k-means, GkM-3K, and the SAG / Noise diagnostics (docs/methods.md A4).
 
 Privacy argument. Neighbouring relation: add/remove one tuple, with the block partition
 treated as fixed (GUPT's argument). A tuple lies in one of the l disjoint blocks, so it
@@ -6,7 +6,7 @@ changes one block's k·d output coordinates, each clamped into [-r, r], by at mo
 average of the l aligned outputs moves by at most 2r/l per coordinate, i.e. by
 ``k·d·2r/l`` in L1. Adding ``Lap(k·d·2r/(l·ε))`` to each of the k·d coordinates (the
 paper's Eq. 3) is therefore ε-DP. Su et al. know the output range (data are normalised),
-so GUPT's extra factor 3 for range estimation is not used (METHODS A4 ASSUMPTION).
+so GUPT's extra factor 3 for range estimation is not used (docs/methods.md A4 ASSUMPTION).
 Shuffling, the per-block k-means and the alignment look only at the data inside blocks and
 are part of the aggregated function; SAG releases the noiseless average (not private) and
 Noise perturbs the non-private baseline centroids (a diagnostic, not private either).

@@ -1,7 +1,7 @@
-"""The EUGkM → DPLloyd hybrid with its MSE-based switch (METHODS A7).
+"""The EUGkM → DPLloyd hybrid with its MSE-based switch (docs/methods.md A7).
 
 Privacy argument. Neighbouring relation: add/remove one tuple. The switch uses only public
-quantities (N, d, k, ε; METHODS A6 with the worst-case ||o||²), so it costs nothing. When
+quantities (N, d, k, ε; docs/methods.md A6 with the worst-case ||o||²), so it costs nothing. When
 it says "hybrid": EUGkM at ε/2 (ε/2-DP, see :mod:`.eugkm`), then one DPLloyd iteration
 from its centroids at ε/2 (counts and sums split by sensitivity, scale (dr+1)/(ε/2), see
 :mod:`.dplloyd`); sequential composition gives ε. Otherwise the fallback is EUGkM at ε.

@@ -1,4 +1,4 @@
-"""The initial-centroid sets shared by Lloyd, DPLloyd and EUGkM (METHODS A0).
+"""The initial-centroid sets shared by Lloyd, DPLloyd and EUGkM (docs/methods.md A0).
 
 They are generated once per dataset shape from the spec seed and never look at the data,
 so using them costs no privacy budget.

@@ -1,6 +1,6 @@
 """Lloyd's algorithm, batched over many initial-centroid sets, optionally on weighted points.
 
-Non-private. Used for the baseline (METHODS A0: min NICV over the 30 init sets, run to
+Non-private. Used for the baseline (docs/methods.md A0: min NICV over the 30 init sets, run to
 convergence) and, with noisy weights, as EUGkM's post-processing step (A3).
 """
 
@@ -21,7 +21,7 @@ def lloyd_iterate(
     """The Lloyd loop over R centroid sets, given ``stats(C (R', k, d)) -> (W (R', k), S (R', k, d))``.
 
     Update  o_j = clip(S_j / W_j, −r, r) where W_j is cluster j's total weight; a cluster
-            whose total weight is ≤ 0 keeps its previous centroid (METHODS A1/A3 ASSUMPTION).
+            whose total weight is ≤ 0 keeps its previous centroid (docs/methods.md A1/A3 ASSUMPTION).
     Stops   a run when its largest coordinate shift is ≤ ``tol`` (with ``tol = 0`` this is
             "no point changes cluster") or after ``max_iter`` iterations. Finished runs drop
             out of later ``stats`` calls.

@@ -1,4 +1,4 @@
-"""PGkM (PrivGene k-means) and its non-private twin Gene (METHODS A5).
+"""PGkM (PrivGene k-means) and its non-private twin Gene (docs/methods.md A5).
 
 A *parameter* ω is one candidate solution: k centroids as a flat k·d vector in [-r, r].
 Each of ``r_it`` iterations scores the whole pool with one batched SSE kernel call, selects
@@ -12,7 +12,7 @@ r = 1) when one tuple is added or removed. Each selection is an exponential mech
 sequentially to ε. Candidate generation (crossover, mutation) uses only the previously
 selected parameters and fresh randomness, so it is post-processing; the output, the first
 parameter selected in the final iteration, costs nothing extra. The standard exponential
-mechanism stands in for PrivGene's enhanced one (METHODS A5 ASSUMPTION).
+mechanism stands in for PrivGene's enhanced one (docs/methods.md A5 ASSUMPTION).
 Gene replaces each selection by the deterministic choice of the m' fittest candidates.
 The fitness is computed in the expanded form (:func:`~dpcluster.kernels.sse_expanded`), equal
 to the SSE up to ~1e-15 relative rounding: the usual floating-point caveat of the exponential

@@ -194,7 +194,7 @@ _DISTANCES = Param("float32", str, "precision of EUGkM's cell-to-centroid distan
                    choices=GRID_DISTANCES)
 
 _MIN_COUNT = Param(0.0, float, "a cluster whose noisy count is <= this keeps its centroid "
-                   "(METHODS A1 ASSUMPTION; option 1)")
+                   "(docs/methods.md A1 ASSUMPTION; option 1)")
 
 def _block_problem(value: str) -> str | None:
     try:
@@ -205,7 +205,7 @@ def _block_problem(value: str) -> str | None:
 
 
 _GKM_PARAMS = {
-    "block": Param("N^0.6", str, "block size rule: 'N^a', '3k' or an integer (METHODS A4)",
+    "block": Param("N^0.6", str, "block size rule: 'N^a', '3k' or an integer (docs/methods.md A4)",
                    check=_block_problem),
     "minit": Param("points", str, "per-block initial centroids (SciPy kmeans2 minit)",
                    choices=MINIT),
@@ -228,13 +228,13 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
                                   "changes cluster", minimum=1)},
     ),
     "dplloyd": AlgorithmInfo(
-        "dplloyd", "DPLloyd / SuLQ k-means, METHODS A1", private=True, repeat_default=100,
+        "dplloyd", "DPLloyd / SuLQ k-means, docs/methods.md A1", private=True, repeat_default=100,
         repeat_doc="runs per init set", run_cell=lambda c: _dplloyd_cell(c, improved=False),
         params={"iterations": Param(5, int, "t, iterations (ε/t each)", minimum=1),
                 "min_count": _MIN_COUNT},
     ),
     "dplloyd_improved": AlgorithmInfo(
-        "dplloyd_improved", "improved DPLloyd (TOPS), METHODS A2", private=True,
+        "dplloyd_improved", "improved DPLloyd (TOPS), docs/methods.md A2", private=True,
         repeat_default=100, repeat_doc="runs per init set",
         run_cell=lambda c: _dplloyd_cell(c, improved=True),
         params={"rho": Param(0.225, float, "ρ of the split c = (4dρ²)^(1/3)", minimum=0.0),
@@ -242,7 +242,7 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
                 "min_count": _MIN_COUNT},
     ),
     "eugkm": AlgorithmInfo(
-        "eugkm", "noisy uniform grid + weighted k-means, METHODS A3", private=True,
+        "eugkm", "noisy uniform grid + weighted k-means, docs/methods.md A3", private=True,
         repeat_default=10, repeat_doc="independent synopses", run_cell=_eugkm_cell,
         count_runs=lambda repeat, n_init: repeat, cost=_grid_cost, canonical=_eugkm_canonical,
         arithmetic=("distances",),
@@ -260,10 +260,10 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
         params={"steps": Param(30, int, "iterations traced", minimum=1)},
     ),
     "gkm": independent_runs(
-        "gkm", "GUPT sample-and-aggregate k-means, METHODS A4 (GkM-3K: block: 3k)", True,
+        "gkm", "GUPT sample-and-aggregate k-means, docs/methods.md A4 (GkM-3K: block: 3k)", True,
         lambda c: _gkm_cell(c, "gkm"), _GKM_PARAMS, cost=_gkm_cost),
     "gkm_3k": independent_runs(
-        "gkm_3k", "GkM with blocks of 3k records, METHODS A4", True,
+        "gkm_3k", "GkM with blocks of 3k records, docs/methods.md A4", True,
         lambda c: _gkm_cell(c, "gkm"),
         {**_GKM_PARAMS, "block": Param("3k", str, _GKM_PARAMS["block"].doc)}, cost=_gkm_cost),
     "gkm_sag": independent_runs(
@@ -273,7 +273,7 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
         "gkm_noise", "Noise: baseline centroids + Eq.-3 noise (Fig. 3 diagnostic, not "
         "private)", True, lambda c: _gkm_cell(c, "noise"), {"block": _GKM_PARAMS["block"]}),
     "pgkm": independent_runs(
-        "pgkm", "PrivGene k-means, METHODS A5", True, lambda c: _genetic_cell(c, True),
+        "pgkm", "PrivGene k-means, docs/methods.md A5", True, lambda c: _genetic_cell(c, True),
         _GENE_PARAMS, cost=_gene_cost),
     "gene": independent_runs(
         "gene", "non-private genetic k-means (PGkM's twin), NICV per iteration (Fig. 4)",
@@ -281,7 +281,7 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
         {**_GENE_PARAMS, "iterations": Param(30, int, "iterations r_it", minimum=1)},
         repeat=10, cost=_gene_cost),
     "hybrid": AlgorithmInfo(
-        "hybrid", "EUGkM(ε/2) then one DPLloyd iteration (ε/2), MSE switch, METHODS A7",
+        "hybrid", "EUGkM(ε/2) then one DPLloyd iteration (ε/2), MSE switch, docs/methods.md A7",
         private=True, repeat_default=10, repeat_doc="EUGkM synopses (× lloyd_runs each)",
         run_cell=_hybrid_cell, count_runs=lambda repeat, n_init: repeat * 10,
         cost=lambda *a: _grid_cost(*a, share=0.5),  # an upper bound: EUGkM at ε/2

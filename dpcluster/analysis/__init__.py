@@ -1,4 +1,4 @@
-"""Closed-form error predictions of Paper A (METHODS A6) and the hybrid's switch (A7)."""
+"""Closed-form error predictions of Paper A (docs/methods.md A6) and the hybrid's switch (A7)."""
 
 from .mse import (
     dplloyd_mse,

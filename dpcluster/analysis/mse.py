@@ -1,4 +1,4 @@
-"""MSE of one centroid under DPLloyd and EUGkM, and the hybrid test (METHODS A6, [R]).
+"""MSE of one centroid under DPLloyd and EUGkM, and the hybrid test (docs/methods.md A6, [R]).
 
 Symbols: N records, d dimensions, k clusters (C = N/k points each), domain [-r, r]^d,
 ε the budget, t DPLloyd iterations, M grid cells, θ the EUGkM constant, ``o_sq`` = ||o||²

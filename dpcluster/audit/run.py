@@ -38,7 +38,8 @@ ROUNDING = 1e-9
 
 COLUMNS = ["algorithm", "covers", "kind", "params", "epsilon", "epsilon_claimed",
            "epsilon_provable", "delta_claimed", "trials", "epsilon_lb_blackbox",
-           "blackbox_ceiling", "epsilon_lb_whitebox", "verdict", "note", "seconds"]
+           "blackbox_ceiling", "epsilon_lb_whitebox", "release_lb_over_booked", "verdict",
+           "note", "seconds"]
 
 
 class TranscriptLLR:
@@ -55,6 +56,12 @@ class TranscriptLLR:
         self.llr = np.zeros(n)
         self.trial = TrialIndex()
         self.releases = 0
+        #: each release's own LLR per trial, keyed by (purpose, its ordinal in the run), and
+        #: the ε its mechanism books: a release is checked against its own ledger entry
+        self.per_release: dict[tuple[str, int], np.ndarray] = {}
+        self.release_epsilon: dict[tuple[str, int], float] = {}
+        self._ordinal: dict[str, int] = {}
+        self._trial_seen = -1
 
     def _answer(self, rel, data):
         """The query on ``data``; a local target's input is one trial's values, which a
@@ -71,11 +78,34 @@ class TranscriptLLR:
         ll = (np.asarray(mech.log_likelihood(rel.output, self._answer(rel, self.data)), float)
               - np.asarray(mech.log_likelihood(rel.output, self._answer(rel, self.other)),
                            float))
+        if self.per_trial and self.trial.current != self._trial_seen:
+            self._ordinal, self._trial_seen = {}, self.trial.current
+        ordinal = self._ordinal.get(rel.purpose, 0)
+        self._ordinal[rel.purpose] = ordinal + 1
+        key = (rel.purpose, ordinal)
+        own = self.per_release.setdefault(key, np.zeros(self.n))
+        self.release_epsilon[key] = float(mech.epsilon)
         if rel.batch and not self.per_trial:
-            self.llr += ll.reshape(self.n, -1).sum(axis=1)
+            per_trial = ll.reshape(self.n, -1).sum(axis=1)
+            self.llr += per_trial
+            own += per_trial
         else:
             self.llr[self.trial.current] += float(ll.sum())
+            own[self.trial.current] += float(ll.sum())
         self.releases += 1
+
+    def worst_release(self) -> tuple[float, str]:
+        """The largest ratio of a release's certified ε_lb (white-box, δ = 0) to the ε its
+        ledger entry books, and which release it is. Above 1 a ledger entry understates
+        its release: with exact likelihoods one trial past the booked ε proves it."""
+        worst, which = 0.0, ""
+        for key, llr in self.per_release.items():
+            booked = self.release_epsilon[key]
+            if booked > 0:
+                ratio = whitebox_epsilon(llr) / booked
+                if ratio > worst:
+                    worst, which = ratio, f"{key[0]} #{key[1] + 1}"
+        return worst, which
 
 
 @dataclass
@@ -83,6 +113,7 @@ class SideRuns:
     features: np.ndarray
     llr: np.ndarray
     ledger: object
+    worst_release: tuple[float, str] = (0.0, "")
 
 
 def _run_side(target: Target, data, other, epsilon: float, n: int, seed: int, side: str
@@ -94,7 +125,8 @@ def _run_side(target: Target, data, other, epsilon: float, n: int, seed: int, si
             features, ledger = target.run(data, epsilon, rng, n, rec.trial)
     else:
         features, ledger = target.run(data, epsilon, rng, n, rec.trial)
-    return SideRuns(np.asarray(features), rec.llr, ledger)
+    return SideRuns(np.asarray(features), rec.llr, ledger,
+                    rec.worst_release() if target.whitebox else (0.0, ""))
 
 
 def linear_scores(F: np.ndarray, F2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -145,6 +177,11 @@ def audit_target(target: Target, epsilon: float, trials: int | None = None,
     lb = max(bb, 0.0 if math.isnan(wb) else wb)
     lb0 = max(bb0, 0.0 if math.isnan(wb0) else wb0)
     notes = [target.note] if target.note else []
+    ratio, which = max(a.worst_release, b.worst_release)
+    release_violated = ratio > 1 + ROUNDING  # one release leaks more than its entry books
+    if release_violated:
+        notes.append(f"release '{which}' certified at {ratio:.3g}x the ε its ledger entry "
+                     "books")
     ceiling = blackbox_ceiling(n)
     if bb >= 0.95 * ceiling:
         notes.append(f"black-box at its ln(n/3.7) ceiling ({ceiling:.2f})")
@@ -155,7 +192,9 @@ def audit_target(target: Target, epsilon: float, trials: int | None = None,
             "epsilon_claimed": claimed, "epsilon_provable": provable,
             "delta_claimed": delta_claimed, "trials": n, "epsilon_lb_blackbox": bb,
             "blackbox_ceiling": ceiling, "epsilon_lb_whitebox": wb,
-            "verdict": verdict(lb, lb0, claimed, provable), "note": "; ".join(notes),
+            "release_lb_over_booked": ratio if target.whitebox else float("nan"),
+            "verdict": "violation of provable ε" if release_violated else
+            verdict(lb, lb0, claimed, provable), "note": "; ".join(notes),
             "seconds": time.perf_counter() - start}
 
 

@@ -63,7 +63,7 @@ def sse_expanded(X: np.ndarray, C: np.ndarray) -> np.ndarray:
 
 
 def nicv(X: np.ndarray, C: np.ndarray) -> np.ndarray | float:
-    """Normalised intra-cluster variance, METHODS A0: (1/N) Σ_j Σ_{x∈O^j} ||x − o^j||².
+    """Normalised intra-cluster variance, docs/methods.md A0: (1/N) Σ_j Σ_{x∈O^j} ||x − o^j||².
 
     X (N, d) normalised data; C (R, k, d) -> (R,) or (k, d) -> float. Empty clusters add 0.
     """
@@ -87,7 +87,7 @@ def grid_histogram(X: np.ndarray, m: int, r: float = 1.0) -> np.ndarray:
 def grid_stats(
     weights: np.ndarray, m: int, C: np.ndarray, r: float = 1.0, distances: str = "float64"
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Weighted Lloyd statistics of the ``m^d`` grid cell centres (EUGkM, METHODS A3).
+    """Weighted Lloyd statistics of the ``m^d`` grid cell centres (EUGkM, docs/methods.md A3).
 
     weights (m^d,) cell weights in :func:`grid_histogram` order; C (R, k, d) centroid sets.
     Returns counts (R, k), sums (R, k, d) and SSE (R,) = Σ_c w_c min_j ||c − o^j||², the

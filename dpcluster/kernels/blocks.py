@@ -1,4 +1,4 @@
-"""Lloyd on many small disjoint blocks at once (GkM's sample-and-aggregate, METHODS A4)."""
+"""Lloyd on many small disjoint blocks at once (GkM's sample-and-aggregate, docs/methods.md A4)."""
 
 from __future__ import annotations
 

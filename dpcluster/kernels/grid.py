@@ -1,4 +1,4 @@
-"""Uniform-grid cell counting in d dimensions (EUGkM synopsis, METHODS A3)."""
+"""Uniform-grid cell counting in d dimensions (EUGkM synopsis, docs/methods.md A3)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Paper B: local-DP bit-vector encodings and clustering in the anonymised space.
 
-bitvector  BV / DPBV encodings, packed (METHODS B1, B3), δ of Theorem 4
+bitvector  BV / DPBV encodings, packed (docs/methods.md B1, B3), δ of Theorem 4
 distance   Hamming → Euclidean estimates, Eq. 20, Algorithm 1 (B2, B4)
 kcluster   clustering on a distance matrix (B5)
 parties    custodians and receivers that exchange only encodings (B7)

@@ -1,4 +1,4 @@
-"""Paper B's comparison baselines (METHODS B8): ADP and RSP, each followed by k-means.
+"""Paper B's comparison baselines (docs/methods.md B8): ADP and RSP, each followed by k-means.
 
 ADP adds Gaussian noise to every attribute; RSP multiplies by a Gaussian random
 projection. Neither is a DP mechanism with a stated ε here (the paper compares utility

@@ -1,11 +1,11 @@
-"""BV encoding and its local-DP version DPBV (METHODS B1, B3), stored packed.
+"""BV encoding and its local-DP version DPBV (docs/methods.md B1, B3), stored packed.
 
 A value x in [L, U] becomes s bits, ``h_j(x) = 1`` iff ``|x − r_j| ≤ t``, for public random
 centres r_1..r_s drawn once (their stream is *public* randomness) and shared by everyone.
 DPBV then keeps each bit with probability ``p = e^ε/(e^ε+1)`` and flips it with
 ``q = 1/(e^ε+1)``, fresh for every report (the *private* stream).
 
-Privacy (DPBV; docs/privacy.md, METHODS B3). Neighbouring relation: local DP, any two
+Privacy (DPBV; docs/privacy.md, docs/methods.md B3). Neighbouring relation: local DP, any two
 values of one attribute's public domain [L, U]. Two values whose clean encodings differ in
 m bits have a log-likelihood ratio of exactly ε(2A − m), so one attribute's report is pure
 ``m_max·ε``-LDP, with ``m_max`` (:attr:`BVCodec.m_max`) the largest Hamming distance
@@ -151,7 +151,7 @@ class BVCodec:
 
 @dataclass(frozen=True)
 class RecordCodec:
-    """One :class:`BVCodec` per attribute (METHODS B0: attributes are encoded separately)."""
+    """One :class:`BVCodec` per attribute (docs/methods.md B0: attributes are encoded separately)."""
 
     attributes: tuple[BVCodec, ...]
 

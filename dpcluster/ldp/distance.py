@@ -1,4 +1,4 @@
-"""Distances from (DP)BV encodings (METHODS B1, B4) and the distance-consistence
+"""Distances from (DP)BV encodings (docs/methods.md B1, B4) and the distance-consistence
 algorithm (B2, Algorithm 1).
 
 Every function here sees encodings and public parameters only: it is what the aggregator

@@ -1,4 +1,4 @@
-"""Paper B's experiments as registry entries (cell runners), METHODS "Experiments / Paper B".
+"""Paper B's experiments as registry entries (cell runners), docs/methods.md "Experiments / Paper B".
 
 Stream discipline. The public centres r_j of a repetition come from a stream keyed by the
 *dataset* and (s, t, rep) only, and so do the sampled pairs: every method, ε and baseline
@@ -6,7 +6,7 @@ of a spec sees the same codec and the same pairs, so comparisons are paired. The
 flips come from the cell's own stream (algorithm, params, ε, rep).
 
 Privacy bookkeeping (docs/privacy.md). The spec's ε is the paper's: per bit, per attribute
-(METHODS B3). Every ledger is local (any two values of one attribute) and records one spend
+(docs/methods.md B3). Every ledger is local (any two values of one attribute) and records one spend
 per encoded attribute: what holds, ``m_max·ε`` for that attribute's codec, and Theorem 4's
 claim, (ε, δ_Thm4). A run's ``epsilon_provable`` is the per-record total over the
 attributes it encodes (basic composition); ``epsilon_claimed`` is the paper's A·ε.
@@ -32,7 +32,7 @@ CLUSTER_METRICS = ("ari", "nmi", "ami", "homogeneity", "completeness", "v_measur
 
 def _codec(ctx: CellContext, rep: int, s: int, t: float) -> RecordCodec:
     """The public codec of repetition ``rep``: t = 0 means half of each attribute's range;
-    the centres' range follows the cell's ``range`` parameter (METHODS B1)."""
+    the centres' range follows the cell's ``range`` parameter (docs/methods.md B1)."""
     lo, hi = ctx.dataset.domain
     tt = (hi - lo) / 2.0 if t <= 0 else np.full(len(lo), float(t))
     mode = ctx.params.get("range", "extended")

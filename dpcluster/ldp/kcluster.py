@@ -1,4 +1,4 @@
-"""kCluster (METHODS B5, Algorithm 2): k-means-like clustering on a distance matrix only.
+"""kCluster (docs/methods.md B5, Algorithm 2): k-means-like clustering on a distance matrix only.
 
 The aggregator cannot average encodings, so a point joins the cluster it is closest to *on
 average*: ``D_C(p) = (1/|C|) Σ_{q∈C} d(p, q)``, with p left out of its own cluster

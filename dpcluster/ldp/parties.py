@@ -1,4 +1,4 @@
-"""Distributed settings (METHODS B7): custodians that exchange only encodings.
+"""Distributed settings (docs/methods.md B7): custodians that exchange only encodings.
 
 A :class:`Custodian` holds raw values privately and releases :class:`Encoded` messages,
 which carry packed bit vectors and nothing else. The receiving side (:class:`Receiver`,

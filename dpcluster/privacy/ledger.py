@@ -10,7 +10,7 @@ that depends on one record several times (a record in many pairs) is one spend w
 
 Neighbouring relations (docs/privacy.md):
 
-* :data:`CENTRAL` (Paper A): D ~ D' iff one equals the other plus one tuple (METHODS A0).
+* :data:`CENTRAL` (Paper A): D ~ D' iff one equals the other plus one tuple (docs/methods.md A0).
 * :data:`LOCAL` (Paper B): the randomiser's input changes from any value x of one
   attribute to any other value x' of the same public domain (local DP).
 """

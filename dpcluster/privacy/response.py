@@ -1,4 +1,4 @@
-"""Per-bit randomised response on bit vectors (Paper B's DPBV, METHODS B3).
+"""Per-bit randomised response on bit vectors (Paper B's DPBV, docs/methods.md B3).
 
 Each of the s bits of a clean encoding h(x) is kept with probability
 ``p = e^ε/(e^ε+1)`` and flipped with ``q = 1/(e^ε+1)``, independently. For one bit,
