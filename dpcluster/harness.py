@@ -139,7 +139,9 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
             ledger["note"] = ("ε assumes public bounds: the data were scaled by their own min "
                               "and max (bounds: data)")
         meta = {"identity": cell.identity, "ledger": ledger, "wall_time_s": wall,
-                "n_runs": len(df), "numba_threads": numba_threads}
+                "n_runs": len(df), "numba_threads": numba_threads,
+                "dpcluster": __version__, "git_commit": _git_commit(),
+                "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
         return CellOutcome(cell, df, meta)
     except Exception as exc:  # noqa: BLE001 - reported per cell, the rest of the spec goes on
         return CellOutcome(cell, error=f"{type(exc).__name__}: {exc}")
@@ -156,6 +158,7 @@ class RunReport:
     summary: pd.DataFrame
 
 
+@functools.lru_cache(maxsize=1)
 def _git_commit() -> str | None:
     try:
         return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
@@ -213,16 +216,27 @@ class _Plan:
     cells: list[Cell]
     todo: list[Cell]
     failures: list[tuple[str, str]] = field(default_factory=list)
+    #: cell id -> the sibling folder it was copied from
+    borrowed: dict[str, str] = field(default_factory=dict)
+
+
+def _warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def _plan(spec: Spec, out: Path | str | None, force: bool) -> _Plan:
     out = Path(out) if out is not None else Path("results") / spec.name
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     cells = expand(spec)
-    todo = [c for c in cells if force or not results.cell_done(out, c.id)]
+    todo = [c for c in cells if force or not results.cell_done(out, c.id, _warn)]
+    borrowed = {}
     if not force:  # the same cell finished for another spec is reused byte for byte
-        todo = [c for c in todo if not results.borrow_cell(out, c.id)]
-    return _Plan(spec, out, started, cells, todo)
+        for c in list(todo):
+            source = results.borrow_cell(out, c.id)
+            if source is not None:
+                borrowed[c.id] = str(source)
+                todo.remove(c)
+    return _Plan(spec, out, started, cells, todo, borrowed=borrowed)
 
 
 def run_specs(specs: list[tuple[Spec, Path | str | None]], jobs: int = 1, force: bool = False,
@@ -309,9 +323,31 @@ def _finish(plan: _Plan, jobs: int) -> RunReport:
             "versions": _versions(), "git_commit": _git_commit(), "started": plan.started,
             "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "jobs": jobs, "cells_total": len(cells), "cells_computed": computed,
-            "cells_resumed": resumed, "failures": plan.failures, "argv": sys.argv}
+            "cells_resumed": resumed, "cells_borrowed": len(plan.borrowed),
+            "failures": plan.failures, "argv": sys.argv}
+    history = _history(out / "meta.json")
+    meta["borrowed_from"] = {**_previous(out / "meta.json").get("borrowed_from", {}),
+                             **plan.borrowed}
+    meta["history"] = history + [{key: meta[key] for key in (
+        "started", "finished", "git_commit", "jobs", "cells_computed", "cells_resumed",
+        "cells_borrowed", "failures", "argv")}]
     results.atomic_write_text(out / "meta.json", json.dumps(meta, indent=1, default=str))
     return RunReport(out, len(cells), computed, resumed, plan.failures, runs, summary)
+
+
+def _previous(meta_path: Path) -> dict:
+    """The meta.json a previous invocation wrote, or {} when there is none or it is damaged."""
+    try:
+        old = json.loads(meta_path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    return old if isinstance(old, dict) else {}
+
+
+def _history(meta_path: Path) -> list[dict]:
+    """Earlier invocations recorded in meta.json (each run appends one entry)."""
+    history = _previous(meta_path).get("history", [])
+    return history if isinstance(history, list) else []
 
 
 def _execute(todo: list[Cell], jobs: int):

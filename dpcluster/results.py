@@ -3,8 +3,9 @@
 Layout of ``results/<spec name>/``::
 
     cells/<cell id>.csv   one row per run of one cell (written atomically)
-    cells/<cell id>.json  the cell's identity, ledger and timing (written after the csv;
-                          its presence marks the cell finished, so a resumed run skips it)
+    cells/<cell id>.json  the CSV's commit record: its sha256, rows and columns, plus the
+                          cell's identity, ledger, versions and timing (written after the
+                          CSV; a resumed run skips a cell only when its CSV verifies)
     runs.csv              every run of the spec, in spec order
     summary.csv           per dataset × algorithm variant × ε: n, mean, std, 95% CI, min, max
     meta.json             spec, spec hash, versions, git commit, start/end (written last)
@@ -12,6 +13,7 @@ Layout of ``results/<spec name>/``::
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -58,36 +60,77 @@ def cell_paths(out: Path, cell_id: str) -> tuple[Path, Path]:
     return out / "cells" / f"{cell_id}.csv", out / "cells" / f"{cell_id}.json"
 
 
+#: the version of a cell's commit record; a record of another version does not verify
+CELL_FORMAT = 2
+
+
 def write_cell(out: Path, cell_id: str, rows: pd.DataFrame, meta: dict) -> None:
+    """Write a cell's CSV, then its JSON, the CSV's commit record: row count, columns and
+    sha256 of the CSV bytes beside ``meta`` (identity, ledger, versions, times)."""
     csv_path, json_path = cell_paths(out, cell_id)
-    atomic_write_text(csv_path, to_csv(rows))
-    atomic_write_text(json_path, json.dumps(meta, indent=1, sort_keys=True, default=str))
+    blob = to_csv(rows).encode()
+    atomic_write_bytes(csv_path, blob)
+    record = {**meta, "cell_format": CELL_FORMAT, "csv_sha256": hashlib.sha256(blob).hexdigest(),
+              "csv_rows": int(len(rows)), "csv_columns": [str(c) for c in rows.columns]}
+    atomic_write_text(json_path, json.dumps(record, indent=1, sort_keys=True, default=str))
 
 
-def cell_done(out: Path, cell_id: str) -> bool:
+def verify_cell(out: Path, cell_id: str) -> str | None:
+    """None if the cell's CSV verifies against its JSON record, else what is wrong (one
+    line naming the file). Missing files are reported too; see :func:`cell_done`."""
     csv_path, json_path = cell_paths(out, cell_id)
-    return csv_path.is_file() and json_path.is_file()
+    if not json_path.is_file():
+        return f"{json_path}: missing (its CSV has no commit record)" if csv_path.is_file() \
+            else f"{csv_path}: missing"
+    if not csv_path.is_file():
+        return f"{csv_path}: missing (its record {json_path.name} exists)"
+    try:
+        record = json.loads(json_path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return f"{json_path}: unreadable record ({type(exc).__name__})"
+    if not isinstance(record, dict) or record.get("cell_format") != CELL_FORMAT:
+        return f"{json_path}: not a cell record of format {CELL_FORMAT}"
+    blob = csv_path.read_bytes()
+    digest = hashlib.sha256(blob).hexdigest()
+    if digest != record.get("csv_sha256"):
+        return f"{csv_path}: sha256 {digest[:12]}… does not match its record " \
+               f"({str(record.get('csv_sha256'))[:12]}…)"
+    return None
 
 
-def borrow_cell(out: Path, cell_id: str) -> bool:
-    """Copy a finished cell with this id from a sibling spec's folder (``out/../*/cells``).
+def cell_done(out: Path, cell_id: str, warn=None) -> bool:
+    """True when the cell's CSV verifies against its JSON record. A cell with files that do
+    not verify is not done; ``warn(message)`` (if given) hears one line naming the file."""
+    csv_path, json_path = cell_paths(out, cell_id)
+    if not (csv_path.is_file() or json_path.is_file()):
+        return False
+    problem = verify_cell(out, cell_id)
+    if problem and warn is not None:
+        warn(f"{problem}; recomputing the cell")
+    return problem is None
+
+
+def borrow_cell(out: Path, cell_id: str) -> Path | None:
+    """Copy a finished, verified cell with this id from a sibling spec's folder
+    (``out/../*/cells``) and return the folder it came from (None: nothing borrowed).
 
     A cell id hashes everything that determines its numbers (root seed, dataset, algorithm,
     params, ε, repeat, init sets), so a cell finished for one spec (Fig. 1's DPLloyd at
-    ε = 0.5) *is* the same cell in another (Fig. 5, Fig. 7). The copy is byte-identical and
-    atomic. Returns True if a cell was borrowed.
+    ε = 0.5) *is* the same cell in another (Fig. 5, Fig. 7). Only a cell that verifies is
+    borrowed; the copy is byte-identical and atomic, and verified again after copying.
     """
     if not out.parent.is_dir():
-        return False
+        return None
     for sibling in sorted(out.parent.iterdir()):
-        if sibling == out or not sibling.is_dir() or not cell_done(sibling, cell_id):
+        if sibling == out or not sibling.is_dir() or verify_cell(sibling, cell_id) is not None:
             continue
         src_csv, src_json = cell_paths(sibling, cell_id)
         dst_csv, dst_json = cell_paths(out, cell_id)
         atomic_write_bytes(dst_csv, src_csv.read_bytes())
         atomic_write_bytes(dst_json, src_json.read_bytes())
-        return True
-    return False
+        if verify_cell(out, cell_id) is None:
+            return sibling
+    return None
 
 
 def read_cell(out: Path, cell_id: str) -> pd.DataFrame:

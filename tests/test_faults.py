@@ -1,0 +1,112 @@
+"""Fault injection: damaged cells are never trusted; a rerun recomputes them and gives the
+same summary bytes as a clean run."""
+
+import json
+
+import pytest
+
+from dpcluster import harness, results
+from dpcluster.spec import parse
+
+SPEC = {"name": "faults", "seed": 11, "epsilon": [0.5, 1.0],
+        "datasets": [{"name": "synthetic", "params": {"N": 300, "k": 3, "d": 2}}],
+        "algorithms": [{"name": "lloyd"}, {"name": "dplloyd", "repeat": 3}],
+        "init": {"sets": 4}, "plot": {"kind": "none"}}
+
+
+def _cut_at_line(p):
+    lines = p.read_bytes().splitlines(keepends=True)
+    p.write_bytes(b"".join(lines[:3]))
+
+
+def _cut_mid_line(p):
+    blob = p.read_bytes()
+    p.write_bytes(blob[: len(blob) // 2 + 7])
+
+
+def _random_bytes(p):
+    import numpy as np
+
+    p.write_bytes(np.random.default_rng(0).bytes(500))
+
+
+def _empty(p):
+    p.write_bytes(b"")
+
+
+def _foreign_columns(p):
+    text = p.read_text().splitlines()
+    p.write_text("\n".join([text[0] + ",garbage"] + [t + ",text" for t in text[1:]]) + "\n")
+
+
+DAMAGE = {"cut at a line end": _cut_at_line, "cut mid-line": _cut_mid_line,
+          "random bytes": _random_bytes, "empty": _empty, "foreign columns": _foreign_columns}
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory):
+    out = tmp_path_factory.mktemp("clean") / "faults"
+    harness.run_spec(parse(SPEC, "faults.yaml"), out)
+    return (out / "summary.csv").read_bytes(), _runs_without_times(out)
+
+
+def _runs_without_times(out):
+    import pandas as pd
+
+    return pd.read_csv(out / "runs.csv").drop(columns=["wall_time_s"])
+
+
+def _damaged_rerun(tmp_path, damage, capsys):
+    sp = parse(SPEC, "faults.yaml")
+    out = tmp_path / "faults"
+    harness.run_spec(sp, out)
+    cell = harness.expand(sp)[1]  # a dplloyd cell
+    csv_path, json_path = results.cell_paths(out, cell.id)
+    damage(csv_path, json_path)
+    capsys.readouterr()
+    rep = harness.run_spec(sp, out)
+    return rep, out, capsys.readouterr().err, csv_path
+
+
+@pytest.mark.parametrize("how", sorted(DAMAGE))
+def test_a_damaged_csv_is_recomputed(tmp_path, capsys, clean, how):
+    rep, out, err, csv_path = _damaged_rerun(tmp_path, lambda c, j: DAMAGE[how](c), capsys)
+    assert rep.cells_computed == 1 and not rep.failures
+    assert str(csv_path) in err and "recomputing" in err and err.count("\n") == 1
+    assert (out / "summary.csv").read_bytes() == clean[0]
+    assert _runs_without_times(out).equals(clean[1])
+
+
+@pytest.mark.parametrize("missing", ["json", "csv"])
+def test_half_a_cell_is_recomputed(tmp_path, capsys, clean, missing):
+    rep, out, err, _ = _damaged_rerun(
+        tmp_path, lambda c, j: (j if missing == "json" else c).unlink(), capsys)
+    assert rep.cells_computed == 1
+    assert (out / "summary.csv").read_bytes() == clean[0]
+
+
+def test_a_damaged_cell_is_not_borrowed(tmp_path, capsys, clean):
+    sp = parse(SPEC, "faults.yaml")
+    harness.run_spec(sp, tmp_path / "faults")
+    cell = harness.expand(sp)[1]
+    _cut_at_line(results.cell_paths(tmp_path / "faults", cell.id)[0])
+    twin = parse({**SPEC, "name": "twin"}, "twin.yaml")
+    rep = harness.run_spec(twin, tmp_path / "twin")
+    assert rep.cells_computed == 1  # the damaged one; the others are borrowed
+    meta = json.loads((tmp_path / "twin" / "meta.json").read_text())
+    assert len(meta["borrowed_from"]) == len(harness.expand(twin)) - 1
+    assert (tmp_path / "twin" / "summary.csv").read_bytes() == clean[0]
+
+
+def test_cell_record_and_meta_history(tmp_path):
+    sp = parse(SPEC, "faults.yaml")
+    out = tmp_path / "faults"
+    harness.run_spec(sp, out)
+    harness.run_spec(sp, out)
+    cell = harness.expand(sp)[0]
+    record = json.loads(results.cell_paths(out, cell.id)[1].read_text())
+    for key in ("csv_sha256", "csv_rows", "csv_columns", "dpcluster", "git_commit", "created",
+                "wall_time_s", "identity"):
+        assert key in record
+    meta = json.loads((out / "meta.json").read_text())
+    assert [h["cells_computed"] for h in meta["history"]] == [len(harness.expand(sp)), 0]
