@@ -3,11 +3,13 @@
 Exit codes: 0 success; 1 some cells failed (the others are kept); 2 bad spec, bad data
 or bad usage (one message naming file, key and value; no traceback); 3 ``audit`` found a
 claimed ε violated (and no provable one); 4 ``audit`` found a provable ε violated (a bug in
-dpcluster); 130 interrupted (finished cells are kept and a rerun resumes).
+dpcluster); 5 ``verify`` found a damaged or inconsistent results folder; 130 interrupted
+(Ctrl-C) and 143 terminated (SIGTERM): finished cells are kept and a rerun resumes.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
 import threading
 import time
@@ -17,7 +19,17 @@ import click
 from . import data
 from .errors import DpclusterError
 
-EXIT_OK, EXIT_FAILED_RUNS, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_FAILED_RUNS, EXIT_BAD_INPUT, EXIT_VERIFY_FAILED = 0, 1, 2, 5
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that the worker pool is shut down like on
+    Ctrl-C (joblib terminates its workers when the consuming loop is interrupted)."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
 
 
 def _fail(msg: str) -> None:
@@ -90,14 +102,21 @@ class Progress:
         self.stop.set()
 
 
-def _load_spec(spec_path: str):
+def _load_spec(spec_path: str, overrides=()):
     """The validated spec, or exit 2 with the one-line message (file, key, value)."""
     from . import spec
 
     try:
-        return spec.load(spec_path)
+        return spec.load(spec_path, spec.parse_overrides(overrides))
     except DpclusterError as exc:
         _fail(str(exc))
+
+
+_SET = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+                    help="override a spec key (repeatable; YAML value; dotted path, list "
+                         "index or entry name: epsilon=[0.5,1], seed=3, "
+                         "algorithms.dplloyd.repeat=10, datasets.0.params.N=5000). The "
+                         "results go to results/<name>--set-<hash>")
 
 
 @click.group()
@@ -117,8 +136,9 @@ def main() -> None:
 @click.option("--dry-run", is_flag=True,
               help="list the cells, run counts and estimated cost; compute nothing")
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
+@_SET
 def run(spec_paths: tuple[str, ...], jobs: int, out: str | None, force: bool, dry_run: bool,
-        quiet: bool):
+        quiet: bool, overrides: tuple[str, ...]):
     """Run every cell of each SPEC and write tables and figures under results/<name>/.
 
     Several SPECs share one worker pool: the heaviest cells start first, and a cell that
@@ -130,7 +150,8 @@ def run(spec_paths: tuple[str, ...], jobs: int, out: str | None, force: bool, dr
         _fail(f"--out takes a single SPEC, got {len(spec_paths)}; without --out each spec "
               "writes to results/<name>")
     try:
-        specs = [spec.load(path) for path in spec_paths]  # every spec error before any work
+        sets = spec.parse_overrides(overrides)
+        specs = [spec.load(path, sets) for path in spec_paths]  # every error before any work
         if dry_run:
             for sp in specs:
                 cells = harness.expand(sp)
@@ -142,20 +163,25 @@ def run(spec_paths: tuple[str, ...], jobs: int, out: str | None, force: bool, dr
                            f"computations), {sum(c.n_runs for c in cells):,} runs, "
                            f"~{sum(costs.values()) / 60:.1f} core-minutes if nothing is reused")
             return
-        for sp in specs:  # load once here so data errors surface before any work
-            for ds in sp.datasets:
-                data.load(ds.name, **ds.kwargs)
+        for sp in specs:  # data, k ≤ N and size errors surface before any work
+            for warning in harness.check_spec(sp):
+                click.echo(f"warning: {warning}", err=True)
         progress = Progress(not quiet)
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
             reports = harness.run_specs([(sp, out) for sp in specs], jobs=jobs, force=force,
                                         progress=progress)
         finally:
+            signal.signal(signal.SIGTERM, previous)
             progress.close()
     except DpclusterError as exc:
         _fail(str(exc))
+    except Terminated:
+        click.echo("\nterminated: finished cells are kept; rerun to resume", err=True)
+        sys.exit(EXIT_TERMINATED)
     except KeyboardInterrupt:
         click.echo("\ninterrupted: finished cells are kept; rerun to resume", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     failed = False
     for report in reports:
         click.echo(f"{report.out}: {report.cells_computed} cells computed, "
@@ -168,11 +194,17 @@ def run(spec_paths: tuple[str, ...], jobs: int, out: str | None, force: bool, dr
 
 @main.command()
 @click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
-def validate(spec_path: str):
+@_SET
+def validate(spec_path: str, overrides: tuple[str, ...]):
     """Check SPEC without running it."""
     from . import harness
 
-    sp = _load_spec(spec_path)
+    sp = _load_spec(spec_path, overrides)
+    try:
+        for warning in harness.check_spec(sp):
+            click.echo(f"warning: {warning}", err=True)
+    except DpclusterError as exc:
+        _fail(str(exc))
     cells = harness.expand(sp)
     click.echo(f"{spec_path}: ok ({len(cells)} cells, {sum(c.n_runs for c in cells):,} runs)")
 
@@ -198,8 +230,11 @@ def list_() -> None:
 
 @main.command()
 @click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
-@click.option("--out", type=click.Path(file_okay=False), default=None)
-def plot(spec_path: str, out: str | None):
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="the results folder to read summary.csv from and draw into "
+                   "[default: results/<spec name>]")
+@_SET
+def plot(spec_path: str, out: str | None, overrides: tuple[str, ...]):
     """Redraw SPEC's figure from its saved summary.csv, without recomputing."""
     from pathlib import Path
 
@@ -207,8 +242,8 @@ def plot(spec_path: str, out: str | None):
 
     from . import plotting
 
-    sp = _load_spec(spec_path)
-    folder = Path(out) if out else Path("results") / sp.name
+    sp = _load_spec(spec_path, overrides)
+    folder = Path(out) if out else sp.default_out
     table = folder / "summary.csv"
     if not table.is_file():
         _fail(f"{table}: no saved summary; run `dpcluster run {spec_path}` first")
@@ -304,6 +339,29 @@ def audit(spec_path: str | None, algorithms: str | None, epsilons: str | None,
                    f"provable={r.epsilon_provable:<7g} lb: black-box "
                    f"{r.epsilon_lb_blackbox:.3g}, white-box {wb}  {r.verdict}")
     sys.exit(audit_mod.exit_status(table))
+
+
+@main.command()
+@click.argument("folder", metavar="[DIR]", required=False, default="results",
+                type=click.Path(file_okay=False))
+def verify(folder: str):
+    """Check a results folder (one spec's, or a root of several): every cell's CSV against
+    its sha256 record, and runs.csv and summary.csv against the cells. Exit 5 on any
+    mismatch, naming each file."""
+    from pathlib import Path
+
+    from . import harness
+
+    if not Path(folder).is_dir():
+        _fail(f"{folder}: no such results folder")
+    checked, problems = harness.verify_folder(folder)
+    for problem in problems:
+        click.echo(f"  {problem}", err=True)
+    if not checked:
+        _fail(f"{folder}: no spec results (no meta.json) found")
+    click.echo(f"{folder}: {checked} spec folder(s) checked, "
+               f"{'ok' if not problems else f'{len(problems)} problem(s)'}")
+    sys.exit(EXIT_VERIFY_FAILED if problems else EXIT_OK)
 
 
 @main.command()

@@ -161,11 +161,35 @@ class FileSource:
             )
         except ValueError as exc:
             raise DataError(f"{path}: cannot parse as numbers: {exc}") from None
+        check_finite(raw, str(path), 1 + self.skip_header)
         return raw
 
     def features(self, raw: np.ndarray) -> np.ndarray:
         cols = slice(*self.columns) if self.columns else slice(None)
         return np.ascontiguousarray(raw[:, cols], dtype=np.float64)
+
+
+def check_finite(raw: np.ndarray, where: str, first_row: int = 1) -> None:
+    """A DataError naming the first non-finite value's row and column (1-based, counting
+    data rows from ``first_row``)."""
+    bad = ~np.isfinite(raw)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise DataError(f"{where}: row {int(r) + first_row}, column {int(c) + 1}: "
+                        f"{raw[r, c]!r} is not a finite number")
+
+
+def warnings_for(ds: "Dataset") -> list[str]:
+    """What is legal but suspicious about a dataset: constant columns, fewer distinct
+    records than clusters. Recorded in meta.json."""
+    out = []
+    constant = np.flatnonzero(np.ptp(ds.X, axis=0) == 0)
+    if len(constant):
+        out.append(f"{ds.name}: constant column(s) {[int(c) + 1 for c in constant]}")
+    distinct = len(np.unique(ds.X, axis=0))
+    if distinct < ds.k:
+        out.append(f"{ds.name}: only {distinct} distinct records for k = {ds.k} clusters")
+    return out
 
 
 #: Bundled files (checksums from datasets/PROVENANCE.md; k from docs/methods.md Table 1).
@@ -230,7 +254,10 @@ def load_user_file(name: str, path: str, sha256: str = "") -> np.ndarray:
     if sha256 and hashlib.sha256(blob).hexdigest() != sha256.lower():
         raise DataError(f"{p}: checksum mismatch: sha256 is {hashlib.sha256(blob).hexdigest()}, "
                         f"the spec expects {sha256}")
-    text = (gzip.decompress(blob) if blob[:2] == b"\x1f\x8b" else blob).decode(errors="replace")
+    try:
+        text = (gzip.decompress(blob) if blob[:2] == b"\x1f\x8b" else blob).decode(errors="replace")
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise DataError(f"{p}: not a readable gzip file ({type(exc).__name__}: {exc})") from None
     lines = text.splitlines()
     delimiter = "," if "," in (lines[1] if len(lines) > 1 else text) else None
     try:
@@ -243,6 +270,7 @@ def load_user_file(name: str, path: str, sha256: str = "") -> np.ndarray:
             raise DataError(f"{p}: cannot read two numeric columns: {exc}") from None
     if len(raw) < 2:
         raise DataError(f"{p}: needs at least 2 records, found {len(raw)}")
+    check_finite(raw, str(p))
     return np.ascontiguousarray(raw, dtype=np.float64)
 
 

@@ -29,6 +29,10 @@ class DataError(DpclusterError):
     """A dataset file is missing, corrupt (checksum mismatch) or unparsable."""
 
 
+class ResultsError(DpclusterError):
+    """A results folder cannot be written, or belongs to another spec."""
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return 'Did you mean 'x'?' for the closest choice, or list the valid ones."""
     choices = sorted(choices)

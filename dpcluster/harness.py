@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import platform
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from . import __version__, data, results
 from .algorithms.registry import ALGORITHMS, CellContext
 from .privacy import LOCAL
 from .rng import StreamFactory, canonical, identity_hex
+from .errors import DataError, DpclusterError, ResultsError, SpecError
 from .spec import AlgorithmSpec, DatasetSpec, Spec
 
 RUN_COLUMNS = ["dataset", "dataset_label", "standin", "N", "d", "k", "algorithm", "variant",
@@ -147,6 +149,39 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
         return CellOutcome(cell, error=f"{type(exc).__name__}: {exc}")
 
 
+#: bytes one run's row costs while runs.csv is assembled (measured on Figure 1: ~0.4 kB)
+ROW_BYTES = 600
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+def check_spec(spec: Spec) -> list[str]:
+    """Check a spec against its data before any work: every dataset loads, has k ≤ N, and
+    the runs' rows fit in memory. Raises DataError/SpecError (one line); returns warnings
+    (constant columns, fewer distinct records than k) for meta.json and stderr."""
+    warnings = []
+    for ds_spec in spec.datasets:
+        ds = data.load(ds_spec.name, **ds_spec.kwargs)
+        if ds.k > ds.N:
+            raise DataError(f"{spec.path}: dataset {ds_spec.key}: k = {ds.k} clusters is more "
+                            f"than its N = {ds.N} records")
+        warnings += data.warnings_for(ds)
+    cells = expand(spec)
+    runs = sum(c.n_runs for c in cells)
+    need, have = runs * ROW_BYTES, _physical_memory()
+    if need > have // 2:
+        heavy = max(spec.algorithms, key=lambda a: a.repeat)
+        raise SpecError(spec.path, "algorithms[].repeat", heavy.repeat,
+                        f"gives {runs:,} runs, whose rows need about {need / 2**30:.1f} GiB; "
+                        f"this machine has {have / 2**30:.1f} GiB")
+    return warnings
+
+
 @dataclass
 class RunReport:
     out: Path
@@ -224,8 +259,25 @@ def _warn(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
+def _check_owner(spec: Spec, out: Path, force: bool) -> None:
+    """A folder written by another spec file (another hash under the same name) is not
+    overwritten without ``force``; the same file, edited, resumes with a warning."""
+    old = _previous(out / "meta.json")
+    if not old or old.get("spec_hash") in (None, spec.hash):
+        return
+    if old.get("spec_file") not in (None, spec.path) and not force:
+        raise ResultsError(
+            f"{out}: written by spec {old.get('spec_file')} (hash {str(old['spec_hash'])[:12]}),"
+            f" not by {spec.path} (hash {spec.hash[:12]}); give this spec another name or "
+            "--out, or pass --force to replace those results")
+    _warn(f"{spec.path} changed since {out} was written; finished cells that still belong "
+          "to it are reused")
+
+
 def _plan(spec: Spec, out: Path | str | None, force: bool) -> _Plan:
-    out = Path(out) if out is not None else Path("results") / spec.name
+    out = Path(out) if out is not None else spec.default_out
+    _check_owner(spec, out, force)
+    results.check_writable(out)
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     cells = expand(spec)
     todo = [c for c in cells if force or not results.cell_done(out, c.id, _warn)]
@@ -249,6 +301,12 @@ def run_specs(specs: list[tuple[Spec, Path | str | None]], jobs: int = 1, force:
     With ``jobs > 1`` the specs' tables and figures are also written in parallel (each spec
     writes only under its own ``out``).
     """
+    outs = [Path(out) if out is not None else spec.default_out for spec, out in specs]
+    for i, out in enumerate(outs):
+        if out in outs[:i]:
+            raise ResultsError(f"{out}: two specs in this run write here "
+                               f"({specs[outs.index(out)][0].path} and {specs[i][0].path}); "
+                               "give them different names")
     plans = [_plan(spec, out, force) for spec, out in specs]
     needed: dict[str, list[_Plan]] = {}
     unique: dict[str, Cell] = {}
@@ -301,14 +359,55 @@ def _read_rows(out: Path, cell: Cell) -> pd.DataFrame:
     return rows
 
 
-def _finish(plan: _Plan, jobs: int) -> RunReport:
-    """Collect a spec's finished cells into runs.csv, summary.csv, timing.csv, its figure
-    and meta.json (all written atomically)."""
-    spec, out, cells = plan.spec, plan.out, plan.cells
+def _tables(spec: Spec, out: Path, cells: list[Cell]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """runs.csv and summary.csv of a spec, from its verified cells, in spec order."""
     ok = [c for c in cells if results.cell_done(out, c.id)]
     runs = pd.concat([_read_rows(out, c) for c in ok], ignore_index=True) if ok \
         else pd.DataFrame(columns=RUN_COLUMNS)
     summary = results.summarise(runs, spec.metrics) if len(runs) else pd.DataFrame()
+    return runs, summary
+
+
+def verify_folder(folder: Path | str) -> tuple[int, list[str]]:
+    """Check a spec's results folder, or every spec folder (with a meta.json) under a
+    results root: every cell of the spec verifies against its record, and runs.csv and
+    summary.csv are exactly what its cells give. Returns (folders checked, problems)."""
+    from . import spec as spec_mod
+
+    folder = Path(folder)
+    folders = [folder] if (folder / "meta.json").is_file() else \
+        sorted(p.parent for p in folder.glob("*/meta.json"))
+    problems: list[str] = []
+    for out in folders:
+        meta = _previous(out / "meta.json")
+        if "spec" not in meta:
+            problems.append(f"{out / 'meta.json'}: unreadable or not written by dpcluster run")
+            continue
+        try:
+            sp = spec_mod.parse(meta["spec"], str(meta.get("spec_file", out)))
+        except DpclusterError as exc:
+            problems.append(f"{out / 'meta.json'}: its spec no longer validates: {exc}")
+            continue
+        cells = expand(sp)
+        for c in cells:
+            problem = results.verify_cell(out, c.id)
+            if problem:
+                problems.append(problem)
+        runs, summary = _tables(sp, out, cells)
+        for name, table in (("runs.csv", runs), ("summary.csv", summary)):
+            path = out / name
+            if not path.is_file():
+                problems.append(f"{path}: missing")
+            elif path.read_bytes() != results.to_csv(table).encode():
+                problems.append(f"{path}: differs from what the verified cells give")
+    return len(folders), problems
+
+
+def _finish(plan: _Plan, jobs: int) -> RunReport:
+    """Collect a spec's finished cells into runs.csv, summary.csv, timing.csv, its figure
+    and meta.json (all written atomically)."""
+    spec, out, cells = plan.spec, plan.out, plan.cells
+    runs, summary = _tables(spec, out, cells)
     results.atomic_write_text(out / "runs.csv", results.to_csv(runs))
     results.atomic_write_text(out / "summary.csv", results.to_csv(summary))
     if len(runs):
@@ -320,11 +419,14 @@ def _finish(plan: _Plan, jobs: int) -> RunReport:
     computed = len(plan.todo) - len(plan.failures)
     resumed = len(cells) - len(plan.todo)
     meta = {"spec": spec.raw, "spec_file": spec.path, "spec_hash": spec.hash,
+            "overrides": [f"{k}={v}" for k, v in spec.overrides],
             "versions": _versions(), "git_commit": _git_commit(), "started": plan.started,
             "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "jobs": jobs, "cells_total": len(cells), "cells_computed": computed,
             "cells_resumed": resumed, "cells_borrowed": len(plan.borrowed),
             "failures": plan.failures, "argv": sys.argv}
+    meta["data_warnings"] = sorted({w for ds in spec.datasets for w in data.warnings_for(
+        data.load(ds.name, **ds.kwargs))})
     history = _history(out / "meta.json")
     meta["borrowed_from"] = {**_previous(out / "meta.json").get("borrowed_from", {}),
                              **plan.borrowed}

@@ -31,12 +31,24 @@ _T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 
          2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
 
 
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+#: files are created as ``open()`` would create them: mode 0666 less the process umask
+FILE_MODE = 0o666 & ~_umask()
+
+
 def atomic_write_bytes(path: Path, blob: bytes) -> None:
     """Write ``blob`` to ``path`` via a temporary file in the same folder and ``os.replace``,
-    so a reader (or a resumed run) sees either the old file or the complete new one."""
+    so a reader (or a resumed run) sees either the old file or the complete new one. The
+    file gets the umask's mode, not mkstemp's 0600."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "wb") as fh:
             fh.write(blob)
             fh.flush()
@@ -49,6 +61,21 @@ def atomic_write_bytes(path: Path, blob: bytes) -> None:
 
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode())
+
+
+def check_writable(out: Path) -> None:
+    """Raise ResultsError (one line naming the folder) unless ``out/cells`` can be created
+    and written: checked before any cell is computed."""
+    from .errors import ResultsError
+
+    try:
+        (out / "cells").mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out / "cells", prefix=".probe.")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ResultsError(f"{out}: cannot write results here "
+                           f"({exc.strerror or type(exc).__name__})") from None
 
 
 def to_csv(df: pd.DataFrame) -> str:

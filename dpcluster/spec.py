@@ -22,6 +22,8 @@ Example::
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import hashlib
 import itertools
 import math
@@ -113,10 +115,21 @@ class Spec:
     plot: PlotSpec
     path: str
     raw: dict
+    #: ``--set`` overrides applied to the file, as (dotted key, YAML value text)
+    overrides: tuple[tuple[str, str], ...] = ()
 
     @property
     def hash(self) -> str:
         return hashlib.sha256(canonical(self.raw).encode()).hexdigest()
+
+    @property
+    def default_out(self) -> Path:
+        """``results/<name>``; with overrides ``results/<name>--set-<hash>``, so that an
+        overridden run never shares a folder (or its tables) with the file's own."""
+        if not self.overrides:
+            return Path("results") / self.name
+        tag = hashlib.sha256(canonical(list(self.overrides)).encode()).hexdigest()[:8]
+        return Path("results") / f"{self.name}--set-{tag}"
 
 
 def _check_keys(file: str, where: str, mapping: dict, allowed: set[str]) -> None:
@@ -216,7 +229,11 @@ def _datasets(file: str, raw: Any, bounds: str = "data") -> tuple[DatasetSpec, .
             combo.setdefault("bounds", bounds)
             if combo["bounds"] == "data":
                 del combo["bounds"]
-            out.append(DatasetSpec(name, tuple(sorted(combo.items()))))
+            ds = DatasetSpec(name, tuple(sorted(combo.items())))
+            if ds in out:
+                raise SpecError(file, where, entry, f"repeats dataset {ds.key}: every run "
+                                "would count twice in n and the CI", "list it once")
+            out.append(ds)
     return tuple(out)
 
 
@@ -237,8 +254,12 @@ def _algorithms(file: str, raw: Any) -> tuple[AlgorithmSpec, ...]:
         params = _mapping(file, f"{where}.params", entry.get("params", {}) or {})
         for combo in _expand(file, f"{where}.params", params, info.params):
             full = {p: combo.get(p, spec.default) for p, spec in info.params.items()}
-            out.append(AlgorithmSpec(name, tuple(sorted(full.items())), repeat,
-                                     tuple(sorted(combo))))
+            alg = AlgorithmSpec(name, tuple(sorted(full.items())), repeat, tuple(sorted(combo)))
+            if any(a.name == name and a.params == alg.params for a in out):
+                raise SpecError(file, where, entry, f"repeats algorithm {alg.variant} with the "
+                                "same parameters: every run would count twice in n and the CI",
+                                "list it once")
+            out.append(alg)
     return tuple(out)
 
 
@@ -248,6 +269,9 @@ def _epsilons(file: str, raw: Any, needed: bool) -> tuple[float, ...]:
             raise SpecError(file, "epsilon", raw, "is required when a private algorithm runs")
         return ()
     values = raw if isinstance(raw, list) else [raw]
+    if not values:
+        raise SpecError(file, "epsilon", raw, "is an empty list: no private algorithm would "
+                        "run", "give at least one value")
     out = []
     for n, v in enumerate(values):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not (
@@ -325,16 +349,117 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
                 plot, file, raw)
 
 
-def load(path: str | Path) -> Spec:
-    """Read and validate a spec file."""
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that refuses duplicate keys (PyYAML silently keeps the last one)."""
+
+
+def _mapping_without_duplicates(loader, node, deep=False):
+    seen = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise SpecError(loader.name, str(key), key, f"is given twice (lines "
+                            f"{seen[key] + 1} and {key_node.start_mark.line + 1}); YAML would "
+                            "silently keep the last")
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+                                 _mapping_without_duplicates)
+
+
+def apply_overrides(raw: Any, overrides, file: str) -> Any:
+    """Apply ``--set key=value`` overrides to a loaded spec document.
+
+    ``key`` is a dotted path: mapping keys, list indices (``datasets.0.params.N``) or, in a
+    list of entries, an entry's ``name`` (``algorithms.dplloyd.repeat`` sets it on every
+    entry of that name). ``value`` is YAML (``[0.5, 1]``, ``3``, ``public``). Missing
+    mapping keys are created; everything is validated afterwards like the file itself.
+    """
+    raw = copy.deepcopy(raw) if raw is not None else {}
+    for key, text in overrides:
+        where = f"--set {key}"
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError:
+            raise SpecError(file, where, text, "is not a YAML value") from None
+        parts = [p for p in key.split(".") if p]
+        if not parts:
+            raise SpecError(file, where, text, "needs a key: --set key=value")
+        targets = [raw]
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            nxt = []
+            for node in targets:
+                if isinstance(node, dict):
+                    if last:
+                        node[part] = value
+                    else:
+                        nxt.append(node.setdefault(part, {}))
+                elif isinstance(node, list):
+                    if part.lstrip("-").isdigit():
+                        idx = int(part)
+                        if not -len(node) <= idx < len(node):
+                            raise SpecError(file, where, text, f"index {idx} is outside the "
+                                            f"list of {len(node)} entries")
+                        if last:
+                            node[idx] = value
+                        else:
+                            nxt.append(node[idx])
+                    else:
+                        named = [e for e in node if isinstance(e, dict) and e.get("name") == part]
+                        if not named:
+                            raise SpecError(file, where, text, f"no entry named {part!r}",
+                                            did_you_mean(part, [str(e.get("name")) for e in node
+                                                                if isinstance(e, dict)]))
+                        if last:
+                            raise SpecError(file, where, text, "names an entry; set one of "
+                                            "its keys, e.g. .repeat or .params.<name>")
+                        nxt += named
+                else:
+                    raise SpecError(file, where, text, f"{'.'.join(parts[:i])} is not a "
+                                    "mapping or a list")
+            targets = nxt
+    return raw
+
+
+def parse_overrides(items) -> tuple[tuple[str, str], ...]:
+    """``["a.b=1", …]`` -> ``(("a.b", "1"), …)``; a SpecError for an item without '='."""
+    out = []
+    for item in items:
+        key, sep, value = str(item).partition("=")
+        if not sep or not key.strip():
+            raise SpecError("--set", str(item), item, "must look like key=value")
+        out.append((key.strip(), value))
+    return tuple(out)
+
+
+def load(path: str | Path, overrides=()) -> Spec:
+    """Read and validate a spec file, with ``--set`` overrides applied (see
+    :func:`apply_overrides`)."""
     path = Path(path)
     file = str(path)
     if not path.is_file():
         raise SpecError(file, "(file)", file, "spec file not found")
     try:
-        raw = yaml.safe_load(path.read_text())
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise SpecError(file, "(file)", file, f"cannot be read ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(file, "(file)", f"byte {exc.start}", "is not UTF-8 text") from None
+    try:
+        loader = _UniqueKeyLoader(text)
+        loader.name = file
+        try:
+            raw = loader.get_single_data()
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
         raise SpecError(file, where, getattr(exc, "problem", str(exc)), "is not valid YAML") from None
+    if overrides:
+        parsed = parse(apply_overrides(raw, overrides, file), file)
+        return dataclasses.replace(parsed, overrides=tuple(overrides))
     return parse(raw, file)

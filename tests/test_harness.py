@@ -77,8 +77,9 @@ def test_resume_after_crash_repeats_no_finished_cell(tmp_path, monkeypatch):
 def test_a_cell_finished_for_another_spec_is_reused(tmp_path, monkeypatch):
     """Fig. 5 and Fig. 7 share cells with Fig. 1: same identity, same bytes, no recompute."""
     first = harness.run_spec(_spec(tmp_path), tmp_path / "results" / "first")
-    other = _spec(tmp_path, name="other", algorithms=[{"name": "dplloyd", "repeat": 4},
-                                                      {"name": "dplloyd", "repeat": 5}])
+    other = _spec(tmp_path, name="other", algorithms=[
+        {"name": "dplloyd", "repeat": 4},
+        {"name": "dplloyd", "repeat": 5, "params": {"iterations": 4}}])
     computed = []
     real_run = harness.run_cell
     monkeypatch.setattr(harness, "run_cell", lambda c, *a: computed.append(c.id) or real_run(c, *a))

@@ -147,3 +147,76 @@ def test_tiger_user_file_loads_normalised(tmp_path):
 def test_metric_an_algorithm_does_not_report():
     err = _err(lambda raw: raw.update(metrics=["ari"]))
     assert "metrics[0]" in str(err) and "'lloyd'" in str(err) and "nicv" in str(err)
+
+
+# --- specs that would be silently wrong are refused ---------------------------------------
+
+def _write(tmp_path, text, name="s.yaml", raw_bytes=None):
+    p = tmp_path / name
+    if raw_bytes is not None:
+        p.write_bytes(raw_bytes)
+    else:
+        p.write_text(text)
+    return p
+
+
+def test_duplicate_yaml_key_is_an_error(tmp_path):
+    p = _write(tmp_path, "name: a\nseed: 1\nseed: 2\ndatasets: [{name: s1}]\n"
+                         "algorithms: [{name: lloyd}]\n")
+    with pytest.raises(SpecError) as info:
+        spec.load(p)
+    assert "'seed'" in str(info.value) and "lines 2 and 3" in str(info.value)
+
+
+def test_duplicate_entries_are_errors():
+    e = _err(lambda r: r["algorithms"].append({"name": "dplloyd", "repeat": 2}))
+    assert e.key == "algorithms[2]" and "twice" in str(e)
+    e = _err(lambda r: r["datasets"].append({"name": "s1"}))
+    assert e.key == "datasets[1]"
+    e = _err(lambda r: r["algorithms"][1].update(params={"iterations": [5, 5]}))
+    assert "repeats algorithm" in str(e)
+
+
+def test_empty_epsilon_grid_is_an_error():
+    e = _err(lambda r: r.update(epsilon=[]))
+    assert e.key == "epsilon" and "empty" in str(e)
+
+
+def test_non_utf8_spec_is_one_line(tmp_path):
+    p = _write(tmp_path, "", raw_bytes=b"name: \xff\xfe\n")
+    with pytest.raises(SpecError) as info:
+        spec.load(p)
+    assert "UTF-8" in str(info.value) and "\n" not in str(info.value)
+
+
+# --- --set overrides ---------------------------------------------------------------------
+
+def test_overrides_follow_paths_names_and_indices(tmp_path):
+    p = tmp_path / "o.yaml"
+    p.write_text(yaml.safe_dump({**GOOD, "datasets": [
+        {"name": "synthetic", "params": {"N": 300}}]}))
+    sets = spec.parse_overrides(["epsilon=[0.25, 2]", "seed=3", "algorithms.dplloyd.repeat=7",
+                                 "datasets.0.params.N=500", "bounds=public"])
+    sp = spec.load(p, sets)
+    assert sp.epsilon == (0.25, 2.0) and sp.seed == 3
+    assert [a.repeat for a in sp.algorithms if a.name == "dplloyd"] == [7]
+    assert sp.datasets[0].kwargs["N"] == 500 and sp.datasets[0].kwargs["bounds"] == "public"
+    plain = spec.load(p)
+    assert sp.hash != plain.hash and sp.default_out != plain.default_out
+    assert str(sp.default_out).startswith("results/t--set-")
+
+
+@pytest.mark.parametrize("item,words", [
+    ("algorithms.dplloid.repeat=3", ["no entry named 'dplloid'", "dplloyd"]),
+    ("datasets.5.params.N=3", ["index 5"]),
+    ("algorithms.1.repeat=-1", ["algorithms[1].repeat", ">= 1"]),
+    ("epsilon=[0.5", ["not a YAML value"]),
+    ("seed", ["key=value"]),
+])
+def test_bad_overrides_name_key_and_value(tmp_path, item, words):
+    p = tmp_path / "o.yaml"
+    p.write_text(yaml.safe_dump(GOOD))
+    with pytest.raises(SpecError) as info:
+        spec.load(p, spec.parse_overrides([item]))
+    for w in words:
+        assert w in str(info.value)

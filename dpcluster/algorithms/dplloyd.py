@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernels import cluster_stats
+from . import checks
 from ..privacy import LaplaceMechanism, Ledger, release
 
 
@@ -123,7 +124,10 @@ def dplloyd_batch(
     iterations     t.  split: ``"sensitivity"`` (A1) or ``"improved"`` (A2, uses ``rho``).
     Returns (centroids (R, k, d), the ledger of one run; every run spends identically).
     """
-    C = np.array(inits, dtype=np.float64, copy=True)
+    X = checks.points(X, r)
+    C = np.array(checks.centroid_sets(inits, X.shape[1]), dtype=np.float64, copy=True)
+    if C.ndim != 3:
+        raise ValueError(f"inits must be (R, k, d), got shape {C.shape}")
     R, k, d = C.shape
     shared = isinstance(noise_streams, Mapping)
     if not shared and len(noise_streams) != R:

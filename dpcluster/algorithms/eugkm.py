@@ -16,6 +16,7 @@ import numpy as np
 
 from ..kernels import grid_histogram, grid_stats
 from ..privacy import LaplaceMechanism, Ledger, release
+from . import checks
 from .dplloyd import DPResult
 from .lloyd import grid_lloyd_batch
 
@@ -58,7 +59,9 @@ def eugkm(
            two centroids; see README "Numerics".
     Returns DPResult with info {m, cells, chosen_init, n_used}.
     """
+    X = checks.points(X, r)
     N, d = X.shape
+    inits = checks.centroid_sets(inits, d)
     n_rng, cell_rng = rng.spawn(2)
     ledger = Ledger()
     eps_cells, n_used = epsilon, float(N)

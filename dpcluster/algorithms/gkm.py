@@ -20,6 +20,7 @@ import numpy as np
 
 from ..kernels.blocks import block_lloyd, lex_order
 from ..privacy import LaplaceMechanism, Ledger, release
+from . import checks
 from .dplloyd import DPResult
 
 MINIT = ("points", "random", "uniform")
@@ -147,6 +148,7 @@ def gkm(
     ``rng`` is split into (sample-and-aggregate, noise) streams. Returns DPResult with info
     {blocks l, block_size}.
     """
+    X = checks.points(X, r)
     sag_rng, noise_rng = rng.spawn(2)
     centre, l = sample_and_aggregate(X, k, block, sag_rng, minit, align_rule, max_iter, r)
     ledger = Ledger()

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..kernels import nicv, sse_expanded
 from ..privacy import ExponentialMechanism, Ledger, release
+from . import checks
 from .dplloyd import DPResult
 
 
@@ -68,6 +69,7 @@ def genetic_kmeans(
     Returns DPResult(centroids (k, d), ledger, r_it, info); with ``trace`` info["trace"] is
     the NICV (r_it,) of the first selected parameter of every iteration.
     """
+    X = checks.points(X, r)
     N, d = X.shape
     L = k * d
     if selected > pool:

@@ -1,0 +1,177 @@
+"""The bad-input corpus: every case gets a documented exit code and one line naming the
+file (and key or value where there is one), never a traceback, and nothing is computed
+before the error where it can be caught first."""
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+GOOD = {"name": "corpus", "seed": 1, "epsilon": [1.0],
+        "datasets": [{"name": "synthetic", "params": {"N": 200, "k": 3, "d": 2}}],
+        "algorithms": [{"name": "lloyd"}, {"name": "dplloyd", "repeat": 2}],
+        "init": {"sets": 2}, "plot": {"kind": "none"}}
+
+
+def _cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "dpcluster.cli", *args], capture_output=True,
+                          text=True, cwd=cwd, check=False)
+
+
+def _spec(tmp_path, raw=None, text=None, name="s.yaml"):
+    p = tmp_path / name
+    p.write_text(text if text is not None else yaml.safe_dump(raw or GOOD))
+    return p
+
+
+def _user_file(tmp_path, lines, gz=False, cut=False):
+    blob = ("x,y\n" + "\n".join(lines) + "\n").encode()
+    if gz:
+        blob = gzip.compress(blob)
+        blob = blob[: len(blob) // 2] if cut else blob
+    p = tmp_path / ("u.csv.gz" if gz else "u.csv")
+    p.write_bytes(blob)
+    return p
+
+
+def _tiger(tmp_path, path):
+    return {**GOOD, "datasets": [{"name": "tiger", "params": {"path": str(path)}}]}
+
+
+CASES = {
+    "duplicate yaml key": (lambda t: _spec(t, text=yaml.safe_dump(GOOD) + "seed: 2\n"),
+                           ["'seed'", "twice"]),
+    "duplicate algorithm": (lambda t: _spec(t, {**GOOD, "algorithms": GOOD["algorithms"] * 2}),
+                            ["algorithms[2]", "twice"]),
+    "empty epsilon": (lambda t: _spec(t, {**GOOD, "epsilon": []}), ["'epsilon'", "empty"]),
+    "k above N": (lambda t: _spec(t, {**GOOD, "datasets": [
+        {"name": "synthetic", "params": {"N": 5, "k": 8, "d": 2}}]}), ["k = 8", "N = 5"]),
+    "too many runs": (lambda t: _spec(t, {**GOOD, "algorithms": [
+        {"name": "dplloyd", "repeat": 10**9}]}), ["repeat", "GiB"]),
+    "non-utf8 spec": (lambda t: (t / "b.yaml").write_bytes(b"name: \xff\n") and t / "b.yaml",
+                      ["UTF-8"]),
+    "nan in a user file": (lambda t: _spec(t, _tiger(t, _user_file(t, ["1,2", "nan,3", "4,5"]))),
+                           ["row 2", "column 1", "finite"]),
+    "inf in a user file": (lambda t: _spec(t, _tiger(t, _user_file(t, ["1,2", "3,inf"]))),
+                           ["column 2", "finite"]),
+    "truncated gz user file": (lambda t: _spec(t, _tiger(t, _user_file(
+        t, [f"{i},{i}" for i in range(200)], gz=True, cut=True))), ["gzip"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_input_is_one_line_exit_2(tmp_path, case):
+    make, words = CASES[case]
+    spec_path = make(tmp_path)
+    proc = _cli("run", str(spec_path), cwd=tmp_path)
+    err = proc.stderr.strip()
+    assert proc.returncode == 2, (case, proc.stdout, err)
+    assert "Traceback" not in proc.stderr and err.startswith("error: ") and "\n" not in err
+    assert str(spec_path.name) in err or "u.csv" in err
+    for w in words:
+        assert w in err, (case, err)
+    assert not (tmp_path / "results" / "corpus" / "cells").exists() or not any(
+        (tmp_path / "results" / "corpus" / "cells").glob("*.csv"))
+
+
+def test_unwritable_or_blocked_out_fails_before_work(tmp_path):
+    spec_path = _spec(tmp_path)
+    (tmp_path / "afile").write_text("x")
+    proc = _cli("run", str(spec_path), "--out", str(tmp_path / "afile" / "sub"), cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "afile" in proc.stderr and "cannot write" in proc.stderr
+
+
+def test_a_folder_of_another_spec_is_not_overwritten(tmp_path):
+    first = _spec(tmp_path, name="first.yaml")
+    assert _cli("run", str(first), "-q", cwd=tmp_path).returncode == 0
+    second = _spec(tmp_path, {**GOOD, "seed": 2}, name="second.yaml")
+    proc = _cli("run", str(second), "-q", cwd=tmp_path)
+    assert proc.returncode == 2 and "first.yaml" in proc.stderr and "second.yaml" in proc.stderr
+    assert _cli("run", str(second), "-q", "--force", cwd=tmp_path).returncode == 0
+
+
+def test_files_respect_the_umask(tmp_path):
+    spec_path = _spec(tmp_path)
+    code = ("import os, sys; os.umask(0o022); from dpcluster.cli import main; "
+            f"sys.argv = ['dpcluster', 'run', {str(spec_path)!r}, '-q']; main()")
+    subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=False, capture_output=True)
+    mode = (tmp_path / "results" / "corpus" / "summary.csv").stat().st_mode & 0o777
+    assert mode == 0o644
+
+
+def test_verify_catches_damage_and_names_the_file(tmp_path):
+    spec_path = _spec(tmp_path)
+    assert _cli("run", str(spec_path), "-q", cwd=tmp_path).returncode == 0
+    ok = _cli("verify", "results", cwd=tmp_path)
+    assert ok.returncode == 0 and "1 spec folder(s) checked, ok" in ok.stdout
+    cell = sorted((tmp_path / "results" / "corpus" / "cells").glob("*.csv"))[0]
+    cell.write_bytes(cell.read_bytes()[:-20])
+    bad = _cli("verify", "results/corpus", cwd=tmp_path)
+    assert bad.returncode == 5 and cell.name in bad.stderr
+    summary = tmp_path / "results" / "corpus" / "summary.csv"
+    _cli("run", str(spec_path), "-q", cwd=tmp_path)  # recomputes the damaged cell
+    assert _cli("verify", "results", cwd=tmp_path).returncode == 0
+    summary.write_text(summary.read_text().replace("1.0", "1.5", 1))
+    bad = _cli("verify", "results", cwd=tmp_path)
+    assert bad.returncode == 5 and "summary.csv" in bad.stderr
+
+
+@pytest.mark.slow
+def test_sigterm_exits_143_and_keeps_finished_cells(tmp_path):
+    raw = {**GOOD, "epsilon": [0.1, 0.2, 0.5, 1.0, 2.0, 4.0],
+           "datasets": [{"name": "synthetic", "params": {"N": 3000, "k": 4, "d": 3}}],
+           "algorithms": [{"name": "pgkm", "repeat": 30}]}
+    spec_path = _spec(tmp_path, raw)
+    proc = subprocess.Popen([sys.executable, "-m", "dpcluster.cli", "run", str(spec_path),
+                             "--jobs", "2", "-q"], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    cells = tmp_path / "results" / "corpus" / "cells"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not list(cells.glob("*.json")):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and "terminated" in err and "Traceback" not in err
+    assert list(cells.glob("*.json"))
+    out = subprocess.run(["pgrep", "-f", "loky"], capture_output=True, text=True, check=False)
+    time.sleep(2)
+    mine = [pid for pid in out.stdout.split() if str(tmp_path) in _cmdline(pid)]
+    assert not mine
+    resumed = _cli("run", str(spec_path), "-q", cwd=tmp_path)
+    assert resumed.returncode == 0
+    meta = json.loads((tmp_path / "results" / "corpus" / "meta.json").read_text())
+    assert meta["cells_resumed"] >= 1
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        return open(f"/proc/{pid}/cmdline").read()
+    except OSError:
+        return ""
+
+
+if os.name != "posix":  # pragma: no cover
+    pytestmark = pytest.mark.skip("POSIX signals and modes")
+
+
+def test_python_api_refuses_data_that_break_the_sensitivity():
+    import numpy as np
+
+    from dpcluster.algorithms import dplloyd, eugkm
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (50, 2))
+    init = rng.uniform(-1, 1, (3, 2))
+    with pytest.raises(ValueError, match="non-finite value at row 4"):
+        dplloyd(np.where(np.arange(50)[:, None] == 4, np.nan, X), 3, 1.0, init, rng)
+    with pytest.raises(ValueError, match=r"must lie in \[-1, 1\]\^d"):
+        dplloyd(X * 3, 3, 1.0, init, rng)
+    with pytest.raises(ValueError, match="match X's d = 2"):
+        eugkm(X, 3, 1.0, rng.uniform(-1, 1, (4, 3, 5)), rng)
