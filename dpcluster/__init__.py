@@ -1,3 +1,11 @@
-"""dpcluster: run, compare and reproduce differentially private clustering algorithms."""
+"""dpcluster: run, compare, audit and reproduce differentially private clustering algorithms."""
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):  # the estimators import scikit-learn: load them on first use
+    if name in ("DPKMeans", "DPBVEncoder", "dpbv_distances"):
+        from . import estimator
+
+        return getattr(estimator, name)
+    raise AttributeError(f"module 'dpcluster' has no attribute {name!r}")

@@ -1,0 +1,78 @@
+"""The scikit-learn-style estimators: units, ledgers, equivalence with the algorithms, and
+scikit-learn's own estimator checks."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.cluster import DBSCAN
+from sklearn.datasets import make_blobs
+from sklearn.utils.estimator_checks import check_estimator
+
+from dpcluster import DPBVEncoder, DPKMeans, dpbv_distances
+from dpcluster.algorithms import dplloyd
+from dpcluster.data import DataBoundsWarning, normalise
+from dpcluster.estimator import METHODS
+from dpcluster.kernels import nicv
+
+X, Y = make_blobs(1500, centers=5, cluster_std=1.0, random_state=3)
+BOUNDS = (-15.0, 15.0)
+
+
+def test_dpkmeans_matches_the_algorithm_on_the_same_streams():
+    est = DPKMeans(n_clusters=5, epsilon=1.0, bounds=BOUNDS, random_state=7).fit(X)
+    Z, lo, hi = normalise(X, BOUNDS)
+    rng = np.random.default_rng(7)
+    init = rng.uniform(-1, 1, (30, 5, 2))[0]
+    direct = dplloyd(Z, 5, 1.0, init, rng)
+    assert est.nicv_ == pytest.approx(float(nicv(Z, direct.centroids)), rel=0, abs=0)
+    assert np.allclose(est.cluster_centers_, lo + (direct.centroids + 1) * (hi - lo) / 2)
+    assert est.ledger_.total_epsilon == pytest.approx(1.0) and est.ledger_.bounds == "public"
+    assert est.cluster_centers_.min() >= -15 and est.cluster_centers_.max() <= 15
+    assert est.labels_.shape == (len(X),) and set(est.labels_) <= set(range(5))
+    assert np.array_equal(est.predict(X), est.labels_)
+    assert est.score(X) == pytest.approx(-est.inertia_)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_spends_exactly_epsilon(method):
+    est = DPKMeans(5, 0.5, method=method, bounds=BOUNDS, random_state=1).fit(X)
+    assert est.ledger_.total_epsilon == pytest.approx(0.5)
+    assert est.cluster_centers_.shape == (5, 2) and np.isfinite(est.inertia_)
+
+
+def test_bounds_from_the_data_warn_and_are_recorded():
+    with pytest.warns(DataBoundsWarning):
+        est = DPKMeans(3, 1.0, random_state=0).fit(X)
+    assert est.ledger_.bounds == "data"
+
+
+def test_bad_arguments_are_clear():
+    with pytest.raises(ValueError, match="method"):
+        DPKMeans(3, method="kmeans", bounds=BOUNDS).fit(X)
+    with pytest.raises(ValueError, match="epsilon"):
+        DPKMeans(3, epsilon=0, bounds=BOUNDS).fit(X)
+    with pytest.raises(ValueError, match="n_clusters"):
+        DPKMeans(10_000, bounds=BOUNDS).fit(X)
+
+
+def test_scikit_learn_estimator_checks_pass():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(DPKMeans(n_clusters=3, random_state=0, bounds=(-100, 100)),
+                                  on_fail=None)
+    failed = [r["check_name"] for r in results if r["status"] == "failed"]
+    assert failed == []
+
+
+def test_dpbv_encoder_feeds_scikit_learn_clustering():
+    enc = DPBVEncoder(epsilon=2.0, s=256, bounds=BOUNDS, random_state=0).fit(X[:300])
+    E = enc.transform(X[:300])
+    assert E.shape == (300, 2, 4) and E.dtype == np.uint64
+    D = dpbv_distances(enc, E)
+    assert D.shape == (300, 300) and np.allclose(D, D.T) and np.all(np.diag(D) == 0)
+    labels = DBSCAN(eps=3.0, metric="precomputed").fit_predict(D)
+    assert labels.shape == (300,)
+    m = [c.m_max for c in enc.codec_.attributes]
+    assert enc.ledger_.total_epsilon == pytest.approx(sum(m) * 2.0)
+    assert enc.ledger_.claimed_epsilon == pytest.approx(2 * 2.0)
