@@ -212,14 +212,14 @@ def validate(spec_path: str, overrides: tuple[str, ...]):
 @main.command(name="list")
 def list_() -> None:
     """List datasets, algorithms and their parameters."""
-    from .algorithms import ALGORITHMS
+    from .algorithms.registry import known_names, lookup
 
     click.echo("Datasets:")
     for row in data.describe():
         click.echo(f"  {row['name']:<10} k={row['k']!s:<6} {row['label']}  [{row['source']}]"
                    f"  params: {row['params']}")
     click.echo("\nAlgorithms:")
-    for info in ALGORITHMS.values():
+    for info in (lookup(name) for name in known_names()):
         kind = "private" if info.private else "non-private"
         click.echo(f"  {info.name:<17} {kind}; {info.summary}")
         click.echo(f"    repeat (default {info.repeat_default}): {info.repeat_doc}")
@@ -309,16 +309,32 @@ def audit(spec_path: str | None, algorithms: str | None, epsilons: str | None,
     always is); 4 a provable ε is violated, which means a bug in dpcluster.
     """
     from . import audit as audit_mod
+    from .algorithms.registry import ALGORITHMS, lookup
     from .audit.run import DEFAULT_EPSILONS, select
+
+    def known_names():
+        return ALGORITHMS
+
+    def harness_lookup(a):
+        return lookup(a.name, a.source)
+
+    from .audit.targets import entry_target
 
     names = [n.strip() for n in algorithms.split(",") if n.strip()] if algorithms else None
     eps = _float_list(epsilons) if epsilons else None
+    extra = []
     if spec_path is not None:
         sp = _load_spec(spec_path)
-        from .algorithms import ALGORITHMS
-
-        names = names or [a.name for a in sp.algorithms if ALGORITHMS[a.name].private]
         eps = eps or list(sp.epsilon)
+        if names is None:
+            names = []
+            for a in sp.algorithms:
+                info = harness_lookup(a)
+                if ":" in a.name or a.name not in known_names():
+                    if info.private:
+                        extra.append(entry_target(a.variant, info, a.kwargs))
+                elif a.name not in names:
+                    names.append(a.name)
     try:
         select(names)
     except KeyError as exc:
@@ -326,7 +342,7 @@ def audit(spec_path: str | None, algorithms: str | None, epsilons: str | None,
 
         _fail(f"--algorithms: {exc.args[0]!r} is neither an audit target nor a private "
               f"registry entry; targets: {', '.join(audit_names())}")
-    table = audit_mod.run_audit(names, eps or DEFAULT_EPSILONS, trials, jobs, seed)
+    table = audit_mod.run_audit(names, eps or DEFAULT_EPSILONS, trials, jobs, seed, extra)
     for path in audit_mod.write_audit(table, out):
         click.echo(str(path))
     for r in table.itertuples(index=False):

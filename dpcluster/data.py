@@ -381,7 +381,7 @@ GENERATORS = {
 
 
 def names() -> list[str]:
-    return sorted([*FILES, *USER_FILES, *GENERATORS])
+    return sorted([*FILES, *USER_FILES, *GENERATORS, "csv"])
 
 
 def describe() -> list[dict]:
@@ -394,6 +394,10 @@ def describe() -> list[dict]:
         rows.append({"name": n, "k": "param", "label": label,
                      "source": "generator",
                      "params": ", ".join(f"{p}={v}" for p, v in defaults.items())})
+    from .userdata import CSV_PARAMS
+
+    rows.append({"name": "csv", "k": "param", "label": "your own csv file (docs/datasets.md)",
+                 "source": "user file (params.path)", "params": ", ".join(CSV_PARAMS)})
     return rows
 
 
@@ -425,6 +429,10 @@ def load(name: str, **params) -> Dataset:
     ``params``: ``k`` override, or a generator's parameters (synthetic's N/k/d/seed, …), and
     ``bounds``: ``"data"`` (default) or ``"public"`` (module docstring).
     """
+    if name == "csv":  # its "bounds" is the public domain; the policy is "bounds_policy"
+        from .userdata import load_csv
+
+        return load_csv(**params)
     bounds = str(params.pop("bounds", "data"))
     if bounds not in BOUNDS:
         raise DataError(f"{name}: bounds {bounds!r} is not one of {', '.join(BOUNDS)}")

@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import __version__, data, results
-from .algorithms.registry import ALGORITHMS, CellContext
+from .algorithms.registry import CellContext, lookup
 from .privacy import LOCAL
 from .rng import StreamFactory, canonical, identity_hex
 from .errors import DataError, DpclusterError, ResultsError, SpecError
@@ -46,11 +46,16 @@ class Cell:
     n_init: int
     init_method: str
 
+    @property
+    def info(self):
+        """The algorithm's registry entry (built-in or plugin)."""
+        return lookup(self.algorithm.name, self.algorithm.source)
+
     @functools.cached_property
     def run_params(self) -> dict:
         """The parameters that determine the computation: the spec's, or the entry's
         ``canonical`` view of them (EUGkM: m in place of θ and rounding)."""
-        info = ALGORITHMS[self.algorithm.name]
+        info = self.info
         if info.canonical is None:
             return self.algorithm.kwargs
         ds = data.load(self.dataset.name, **self.dataset.kwargs)
@@ -68,13 +73,13 @@ class Cell:
 
     @property
     def stream_prefix(self) -> tuple:
-        arithmetic = ALGORITHMS[self.algorithm.name].arithmetic
+        arithmetic = self.info.arithmetic
         drawn = {key: v for key, v in self.run_params.items() if key not in arithmetic}
         return (self.dataset.key, self.algorithm.name, canonical(drawn), repr(self.epsilon))
 
     @property
     def n_runs(self) -> int:
-        return ALGORITHMS[self.algorithm.name].count_runs(self.algorithm.repeat, self.n_init)
+        return self.info.count_runs(self.algorithm.repeat, self.n_init)
 
     def describe(self) -> str:
         eps = "-" if math.isinf(self.epsilon) else f"{self.epsilon:g}"
@@ -86,7 +91,7 @@ def expand(spec: Spec) -> list[Cell]:
     cells = []
     for ds in spec.datasets:
         for alg in spec.algorithms:
-            eps_grid = spec.epsilon if ALGORITHMS[alg.name].private else (math.inf,)
+            eps_grid = spec.epsilon if lookup(alg.name, alg.source).private else (math.inf,)
             cells += [Cell(ds, alg, eps, spec.seed, spec.init.sets, spec.init.method)
                       for eps in eps_grid]
     return cells
@@ -108,7 +113,7 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
 
             numba.set_num_threads(numba_threads)
         ds = data.load(cell.dataset.name, **cell.dataset.kwargs)
-        info = ALGORITHMS[cell.algorithm.name]
+        info = cell.info
         streams = StreamFactory(cell.seed, cell.stream_prefix)
         init_streams = StreamFactory(cell.seed, (cell.dataset.key, "k", ds.k))
         ctx = CellContext(ds, ds.k, cell.epsilon, cell.algorithm.kwargs, cell.algorithm.repeat,
@@ -231,7 +236,7 @@ def cell_cost(cell: Cell) -> float:
     passes per run, which fits DPLloyd). Every cell also pays ``CELL_OVERHEAD_S`` (loading, NICV,
     writing), which is most of the time of the ~1,000 small cells of ``make reproduce-all``.
     """
-    info = ALGORITHMS[cell.algorithm.name]
+    info = cell.info
     ds = data.load(cell.dataset.name, **cell.dataset.kwargs)
     if info.cost is not None:
         work = info.cost(ds.N, ds.d, ds.k, cell.epsilon, cell.algorithm.kwargs,

@@ -472,10 +472,9 @@ def write_report(results_dir: Path | str = "results") -> Path:
         verdict = {True: "holds", False: "does not hold", None: "—"}[holds]
         lines.append(f"| {claim.spec} | {claim.text} | {verdict} | {evidence} |")
     lines += ["", *privacy_section(results_dir), "", "## Figures", ""]
-    for fig in sorted([*results_dir.glob("fig[0-9]/figure.png"),
-                       *results_dir.glob("b-*/figure.png")]):
+    for fig in sorted(results_dir.glob("*/figure.png")):  # every spec that drew one
         lines += [f"### {fig.parent.name}", "", f"![{fig.parent.name}]({fig.parent.name}/figure.png)", ""]
-    for table in sorted(results_dir.glob("b-*/table.md")):
+    for table in sorted(results_dir.glob("*/table.md")):
         lines += [f"### {table.parent.name}", "", table.read_text(), ""]
     path = results_dir / "REPORT.md"
     atomic_write_text(path, "\n".join(lines) + "\n")

@@ -36,8 +36,8 @@ import yaml
 
 from . import data
 from .algorithms.init import INIT_METHODS
-from .algorithms.registry import ALGORITHMS, Param
-from .errors import SpecError, did_you_mean
+from .algorithms.registry import Param, known_names, lookup
+from .errors import DpclusterError, SpecError, did_you_mean
 from .rng import canonical
 
 TOP_KEYS = {"name", "seed", "description", "datasets", "algorithms", "epsilon", "init",
@@ -73,6 +73,8 @@ class AlgorithmSpec:
     params: tuple[tuple[str, Any], ...]
     repeat: int
     defaults_overridden: tuple[str, ...] = ()
+    #: the folder a plugin ("module:attribute") is imported from; "" for built-ins
+    source: str = ""
 
     @property
     def kwargs(self) -> dict:
@@ -203,6 +205,12 @@ def _datasets(file: str, raw: Any, bounds: str = "data") -> tuple[DatasetSpec, .
         if name not in data.names():
             raise SpecError(file, f"{where}.name", name, "unknown dataset",
                             did_you_mean(str(name), data.names()))
+        if name == "csv":
+            out.append(_csv_dataset(file, where, entry, bounds))
+            if out[-1] in out[:-1]:
+                raise SpecError(file, where, entry, "repeats an earlier csv dataset",
+                                "list it once")
+            continue
         if name in data.GENERATORS:
             table = {p: Param(v, type(v), "", minimum=None if isinstance(v, float)
                               else (0 if p == "seed" else 1))
@@ -237,6 +245,50 @@ def _datasets(file: str, raw: Any, bounds: str = "data") -> tuple[DatasetSpec, .
     return tuple(out)
 
 
+def _csv_dataset(file: str, where: str, entry: dict, bounds: str) -> DatasetSpec:
+    """The ``csv`` dataset (dpcluster/userdata.py): no sweeps; a relative path resolves
+    against the spec's folder; the file is read here so that its errors come first."""
+    from .userdata import CSV_PARAMS, check_k, freeze
+
+    params = dict(_mapping(file, f"{where}.params", entry.get("params", {}) or {}))
+    _check_keys(file, f"{where}.params", params, set(CSV_PARAMS) | {"bounds_policy"})
+    params.pop("bounds_policy", None)
+    for key in ("path", "k"):
+        if params.get(key) in (None, ""):
+            raise SpecError(file, f"{where}.params.{key}", params.get(key), "is required for "
+                            "a csv dataset")
+    if problem := check_k(params["k"]):
+        raise SpecError(file, f"{where}.params.k", params["k"], problem)
+    path = Path(str(params["path"])).expanduser()
+    if not path.is_absolute():
+        path = (Path(file).parent / path).resolve()
+    if not path.is_file():
+        raise SpecError(file, f"{where}.params.path", params["path"],
+                        f"file not found (looked for {path})")
+    params["path"] = str(path)
+    policy = params.pop("bounds", None)
+    if isinstance(policy, str):  # bounds: data | public, as for every dataset
+        if policy not in data.BOUNDS:
+            raise SpecError(file, f"{where}.params.bounds", policy, "is not data, public or "
+                            "[lo, hi]")
+        public = None
+    else:
+        public, policy = policy, bounds
+    if public is not None:
+        params["bounds"] = public
+    frozen = {key: freeze(v) for key, v in params.items()}
+    if policy == "public":
+        if public is None:
+            raise SpecError(file, f"{where}.params.bounds", None, "bounds: public needs the "
+                            "csv dataset's public domain: params.bounds: [lo, hi]")
+        frozen["bounds_policy"] = "public"
+    try:
+        data.load("csv", **frozen)
+    except DpclusterError as exc:
+        raise SpecError(file, where, params["path"], str(exc)) from None
+    return DatasetSpec("csv", tuple(sorted(frozen.items())))
+
+
 def _algorithms(file: str, raw: Any) -> tuple[AlgorithmSpec, ...]:
     if not isinstance(raw, list) or not raw:
         raise SpecError(file, "algorithms", raw, "must be a non-empty list")
@@ -246,15 +298,23 @@ def _algorithms(file: str, raw: Any) -> tuple[AlgorithmSpec, ...]:
         entry = _mapping(file, where, entry)
         _check_keys(file, where, entry, {"name", "params", "repeat"})
         name = entry.get("name")
-        if name not in ALGORITHMS:
-            raise SpecError(file, f"{where}.name", name, "unknown algorithm",
-                            did_you_mean(str(name), ALGORITHMS))
-        info = ALGORITHMS[name]
+        source = str(Path(file).parent.resolve()) if isinstance(name, str) and ":" in name \
+            else ""
+        try:
+            info = lookup(str(name), source)
+        except KeyError as exc:
+            hint = did_you_mean(str(name), known_names()) if ":" not in str(name) else \
+                "a plugin is 'module:attribute', importable from the spec's folder"
+            raise SpecError(file, f"{where}.name", name, "unknown algorithm" if ":" not in
+                            str(name) else str(exc.args[0]), hint) from None
+        except TypeError as exc:
+            raise SpecError(file, f"{where}.name", name, str(exc)) from None
         repeat = _int(file, f"{where}.repeat", entry.get("repeat", info.repeat_default), 1)
         params = _mapping(file, f"{where}.params", entry.get("params", {}) or {})
         for combo in _expand(file, f"{where}.params", params, info.params):
             full = {p: combo.get(p, spec.default) for p, spec in info.params.items()}
-            alg = AlgorithmSpec(name, tuple(sorted(full.items())), repeat, tuple(sorted(combo)))
+            alg = AlgorithmSpec(name, tuple(sorted(full.items())), repeat, tuple(sorted(combo)),
+                                source)
             if any(a.name == name and a.params == alg.params for a in out):
                 raise SpecError(file, where, entry, f"repeats algorithm {alg.variant} with the "
                                 "same parameters: every run would count twice in n and the CI",
@@ -302,7 +362,7 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
     datasets = _datasets(file, raw["datasets"], bounds)
     algorithms = _algorithms(file, raw["algorithms"])
     epsilon = _epsilons(file, raw.get("epsilon"),
-                        any(ALGORITHMS[a.name].private for a in algorithms))
+                        any(lookup(a.name, a.source).private for a in algorithms))
     init_raw = _mapping(file, "init", raw.get("init", {}) or {})
     _check_keys(file, "init", init_raw, {"sets", "method"})
     init = InitSpec(_int(file, "init.sets", init_raw.get("sets", 30), 1),
@@ -318,7 +378,7 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
             raise SpecError(file, f"metrics[{n}]", m, "unknown metric", did_you_mean(str(m), METRICS))
     if metrics:
         for a in algorithms:
-            produced = ALGORITHMS[a.name].metrics
+            produced = lookup(a.name, a.source).metrics
             if metrics[0] not in produced:
                 raise SpecError(file, "metrics[0]", metrics[0],
                                 f"is not reported by algorithm '{a.name}' (it reports "

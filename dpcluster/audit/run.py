@@ -27,7 +27,7 @@ import pandas as pd
 from ..privacy import observe
 from ..rng import stream
 from .stats import blackbox_ceiling, blackbox_epsilon, whitebox_epsilon
-from .targets import NOT_PRIVATE, Target, TrialIndex, targets
+from .targets import Target, TrialIndex, not_private, targets
 
 DEFAULT_EPSILONS = (0.5, 1.0, 2.0)
 DEFAULT_SEED = 20261201
@@ -171,19 +171,22 @@ def audit_target(target: Target, epsilon: float, trials: int | None = None,
     ledger = a.ledger
     claimed, provable = ledger.claimed_epsilon, ledger.total_epsilon
     delta_claimed = ledger.claimed_delta
+    notes = [target.note] if target.note else []
     s, s2 = linear_scores(a.features, b.features)
     bb, wb = _bounds(a, b, s, s2, delta_claimed, target.whitebox)
     bb0, wb0 = _bounds(a, b, s, s2, ledger.total_delta, target.whitebox)
-    lb = max(bb, 0.0 if math.isnan(wb) else wb)
-    lb0 = max(bb0, 0.0 if math.isnan(wb0) else wb0)
-    notes = [target.note] if target.note else []
+    if a.features.shape[1] == 0:  # no output to look at
+        bb = bb0 = float("nan")
+        notes.append("no black-box bound: the entry returns no 'centroids'")
+    lb = np.nanmax([bb, wb, 0.0])
+    lb0 = np.nanmax([bb0, wb0, 0.0])
     ratio, which = max(a.worst_release, b.worst_release)
     release_violated = ratio > 1 + ROUNDING  # one release leaks more than its entry books
     if release_violated:
         notes.append(f"release '{which}' certified at {ratio:.3g}x the ε its ledger entry "
                      "books")
     ceiling = blackbox_ceiling(n)
-    if bb >= 0.95 * ceiling:
+    if bb == bb and bb >= 0.95 * ceiling:
         notes.append(f"black-box at its ln(n/3.7) ceiling ({ceiling:.2f})")
     if lb < 0.5 * min(provable, claimed):
         notes.append("loose: the bound is below half of the ε it checks")
@@ -215,32 +218,32 @@ def select(names: list[str] | None) -> list[str]:
     chosen = []
     for name in names:
         hits = [t.name for t in all_targets.values() if name == t.name or name in t.covers]
-        if not hits and name not in NOT_PRIVATE:
+        if not hits and name not in not_private():
             raise KeyError(name)
         chosen += [h for h in hits if h not in chosen]
     return chosen
 
 
-def _task(name: str, epsilon: float, trials: int | None, seed: int) -> dict:
-    return audit_target(_targets()[name], epsilon, trials, seed)
-
-
 def run_audit(names: list[str] | None = None, epsilons=DEFAULT_EPSILONS,
               trials: int | None = None, jobs: int = 1, seed: int = DEFAULT_SEED,
-              not_private: list[str] | None = None) -> pd.DataFrame:
+              extra: list[Target] | None = None) -> pd.DataFrame:
     """audit.csv as a table: one row per (target, ε), then one ``not private`` row per
-    non-private registry entry asked for (all of them when ``names`` is None)."""
-    chosen = select(names)
-    tasks = [(n, float(e)) for n in chosen for e in epsilons]
+    non-private registry entry asked for (all of them when ``names`` is None). ``extra``
+    targets (plugins: :func:`~.targets.entry_target`) are audited too."""
+    chosen = [_targets()[n] for n in select(names)] if names is None or names else []
+    chosen += list(extra or [])
+    tasks = [(t, float(e)) for t in chosen for e in epsilons]
     if jobs > 1 and len(tasks) > 1:
         from joblib import Parallel, delayed
 
-        rows = Parallel(n_jobs=jobs)(delayed(_task)(n, e, trials, seed) for n, e in tasks)
+        rows = Parallel(n_jobs=jobs)(delayed(audit_target)(t, e, trials, seed)
+                                     for t, e in tasks)
     else:
-        rows = [_task(n, e, trials, seed) for n, e in tasks]
-    listed = list(NOT_PRIVATE) if names is None else [n for n in names if n in NOT_PRIVATE]
+        rows = [audit_target(t, e, trials, seed) for t, e in tasks]
+    skipped = not_private()
+    listed = list(skipped) if names is None else [n for n in names if n in skipped]
     rows += [{"algorithm": n, "covers": n, "kind": "", "params": "{}",
-              "epsilon": float("nan"), "verdict": "not private", "note": NOT_PRIVATE[n]}
+              "epsilon": float("nan"), "verdict": "not private", "note": skipped[n]}
              for n in listed]
     return pd.DataFrame(rows, columns=COLUMNS)
 

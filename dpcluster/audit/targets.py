@@ -16,6 +16,8 @@ bound) unless the target is black-box only.
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -271,10 +273,59 @@ def targets() -> dict[str, Target]:
     ]}
 
 
-#: registry entries that release something non-private: listed, not audited
-NOT_PRIVATE = {
-    "gkm_noise": "diagnostic: perturbs non-private centroids",
-    "bv_error": "plain BV, no noise", "bv_profile": "plain BV, no noise",
-    "adp": "ADP: Gaussian noise with no stated ε (a utility baseline)",
-    "rsp": "random projection, no noise",
-}
+def not_private() -> dict[str, str]:
+    """Registry entries that release something non-private: listed, not audited."""
+    from ..algorithms.registry import ALGORITHMS
+
+    out = {name: info.summary for name, info in ALGORITHMS.items() if not info.private}
+    out["gkm_noise"] = "diagnostic: perturbs non-private centroids"
+    return out
+
+
+# --- any registry entry, plugins included -------------------------------------------------
+
+class _LedgerTotals:
+    """The totals of a ledger dict (what a registry entry's cell runner returns)."""
+
+    def __init__(self, ledger: dict):
+        self.total_epsilon = float(ledger.get("total_epsilon", math.inf))
+        self.claimed_epsilon = float(ledger.get("claimed_epsilon", self.total_epsilon))
+        self.total_delta = float(ledger.get("total_delta", 0.0))
+        self.claimed_delta = float(ledger.get("claimed_delta", self.total_delta))
+
+
+def entry_target(name: str, info, params: dict | None = None, trials: int = 2_000) -> Target:
+    """A central target for any registry entry (a plugin's too): one cell of ``repeat`` 1
+    per trial on the standard pair (D, D + corner), streams from the trial's generator.
+    The black-box bound needs the run's output: a ``centroids`` value in its row (a list
+    or a JSON string); the metrics are no output (NICV is computed on the private data
+    itself). The white-box bound applies when the entry releases through dpcluster's
+    mechanisms and ``release`` hook, as the built-ins do."""
+    from ..algorithms.base import CellContext
+    from ..data import Dataset
+    from ..rng import StreamFactory
+
+    values = {key: p.default for key, p in info.params.items()}
+    values.update(params or {})
+
+    def run(X, epsilon, rng, n, trial=None):
+        d = X.shape[1]
+        ds = Dataset("audit", X, K_CENTRAL, "audit pair", -np.ones(d), np.ones(d),
+                     bounds="public")
+        out, ledger = [], None
+        for i, g in enumerate(rng.spawn(n)):
+            if trial is not None:
+                trial.current = i
+            streams = StreamFactory(int(g.integers(2**63 - 1)), ("audit", name))
+            ctx = CellContext(ds, K_CENTRAL, float(epsilon), values, 1, 4, "uniform", streams,
+                              StreamFactory(0, ("audit-public",)))
+            rows, ledger = info.run_cell(ctx)
+            centres = rows[0].get("centroids")  # the run's output, if the entry returns it
+            if isinstance(centres, str):
+                centres = json.loads(centres)
+            out.append(np.ravel(centres).astype(float) if centres is not None else [])
+        return np.array(out, dtype=float).reshape(n, -1), _LedgerTotals(ledger or {})
+
+    central = {"N": N_CENTRAL, "d": D_CENTRAL, "k": K_CENTRAL, "neighbour": "D + corner"}
+    return Target(name, (name,), "central", {**central, **values}, trials, run, central_pair,
+                  per_trial=True, note="generic target")

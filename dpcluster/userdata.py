@@ -1,0 +1,138 @@
+"""Your own data: the ``csv`` dataset.
+
+A spec entry::
+
+    datasets:
+      - name: csv
+        params:
+          path: data/points.csv        # relative paths resolve against the spec's folder
+          columns: [x, y]              # names or 0-based indices; default: every column
+          k: 4
+          label: My points             # shown in tables and figures; default: the file stem
+          classes: cluster             # optional ground-truth column (ARI and friends)
+          bounds: [[0, 0], [10, 10]]   # optional public domain (lo, hi) for bounds: public
+          delimiter: ","               # default ","
+          header: true                 # default true; false: columns are indices
+          sha256: <hex>                # optional checksum of the file's bytes
+
+Text columns are an error naming the column; non-finite values are an error naming the
+row and column. A ``.gz`` file is read transparently.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from .errors import DataError
+
+#: the csv entry's parameters: name -> (default, what it is)
+CSV_PARAMS = {
+    "path": (None, "the file (required); relative to the spec's folder"),
+    "columns": (None, "feature columns: names or 0-based indices (default: all)"),
+    "k": (None, "number of clusters (required)"),
+    "label": ("", "display label (default: the file stem)"),
+    "classes": (None, "ground-truth class column (optional)"),
+    "bounds": (None, "public domain [lo, hi] (scalars or one per column), for bounds: public"),
+    "delimiter": (",", "field separator"),
+    "header": (True, "the first line names the columns"),
+    "sha256": ("", "expected sha256 of the file's bytes (optional)"),
+}
+
+
+def freeze(value):
+    """Lists (from YAML) as nested tuples, so a dataset's params are hashable."""
+    if isinstance(value, list | tuple):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def _column_index(spec, names: list[str], path: Path) -> int:
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        if not 0 <= spec < len(names):
+            raise DataError(f"{path}: column index {spec} is outside 0..{len(names) - 1}")
+        return spec
+    if spec not in names:
+        raise DataError(f"{path}: no column named {spec!r}; columns: {', '.join(names)}")
+    return names.index(spec)
+
+
+@functools.lru_cache(maxsize=16)
+def read_csv(path: str, columns, classes, delimiter: str, header: bool, sha256: str
+             ) -> tuple[np.ndarray, np.ndarray | None, tuple[str, ...]]:
+    """(X (N, d) float64, classes (N,) or None, the feature columns' names)."""
+    import pandas as pd
+
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"{p}: csv dataset file not found")
+    blob = p.read_bytes()
+    if sha256 and hashlib.sha256(blob).hexdigest() != sha256.lower():
+        raise DataError(f"{p}: checksum mismatch: sha256 is {hashlib.sha256(blob).hexdigest()}, "
+                        f"the spec expects {sha256}")
+    try:
+        frame = pd.read_csv(p, sep=delimiter, header=0 if header else None,
+                            compression="infer", skipinitialspace=True)
+    except (ValueError, OSError, UnicodeDecodeError, EOFError) as exc:
+        raise DataError(f"{p}: cannot read as csv ({type(exc).__name__}: {exc})") from None
+    names = [str(c) for c in frame.columns]
+    idx = [_column_index(c, names, p) for c in columns] if columns else \
+        [i for i in range(len(names)) if classes is None or
+         i != _column_index(classes, names, p)]
+    if not idx:
+        raise DataError(f"{p}: no feature columns")
+    X = np.empty((len(frame), len(idx)))
+    for j, i in enumerate(idx):
+        col = frame.iloc[:, i]
+        numeric = pd.to_numeric(col, errors="coerce")
+        text = numeric.isna() & col.notna()
+        if text.any():
+            row = int(np.flatnonzero(text.to_numpy())[0])
+            raise DataError(f"{p}: column {names[i]!r} is text (row {row + 1 + header}: "
+                            f"{col.iloc[row]!r}); choose numeric columns with params.columns")
+        X[:, j] = numeric.to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(X)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise DataError(f"{p}: row {int(r) + 1 + header}, column {names[idx[c]]!r}: "
+                        f"{X[r, c]!r} is not a finite number")
+    y = None
+    if classes is not None:
+        y = frame.iloc[:, _column_index(classes, names, p)].astype("category").cat.codes
+        y = y.to_numpy(dtype=np.int64)
+    return np.ascontiguousarray(X), y, tuple(names[i] for i in idx)
+
+
+def load_csv(path: str, k: int, columns=None, label: str = "", classes=None, bounds=None,
+             delimiter: str = ",", header: bool = True, sha256: str = "",
+             bounds_policy: str = "data"):
+    """The ``csv`` dataset as a :class:`~dpcluster.data.Dataset`."""
+    from .data import Dataset, _scaled
+
+    raw, y, names = read_csv(str(path), freeze(columns), classes, delimiter, bool(header),
+                             sha256)
+    if len(raw) < 2:
+        raise DataError(f"{path}: needs at least 2 records, found {len(raw)}")
+    public = None
+    if bounds is not None:
+        b = freeze(bounds)
+        if len(b) != 2:
+            raise DataError(f"{path}: bounds must be [lo, hi] (scalars or one value per "
+                            f"column), got {bounds!r}")
+        public = b
+    X, lo, hi, clipped = _scaled(raw, bounds_policy, public, str(path))
+    stem = Path(path).name.split(".")[0]
+    return Dataset("csv", X, int(k), label or stem, lo, hi, False, str(path), y,
+                   bounds=bounds_policy, clipped=clipped)
+
+
+def check_k(k) -> str | None:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        return "must be an integer >= 1"
+    return None
+
+
+__all__ = ["CSV_PARAMS", "check_k", "freeze", "load_csv"]
