@@ -6,7 +6,7 @@ SPEC   ?= configs/fig1-s1.yaml
 JOBS   ?= 2
 export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba-cache
 
-.PHONY: help setup test reproduce reproduce-all smoke bench audit clean
+.PHONY: help setup test lint reproduce reproduce-all smoke bench audit clean
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -19,8 +19,12 @@ $(VENV)/.installed: pyproject.toml
 
 setup: $(VENV)/.installed  ## create .venv and install dpcluster with its test extras
 
-test: setup  ## run the whole test suite
+test: setup  ## lint, then run the whole test suite
+	$(PY) -m ruff check .
 	$(PY) -m pytest -q
+
+lint: setup  ## ruff check only
+	$(PY) -m ruff check .
 
 reproduce: setup  ## run one spec: make reproduce SPEC=configs/fig1-s1.yaml [JOBS=2]
 	$(VENV)/bin/dpcluster run $(SPEC) --jobs $(JOBS)

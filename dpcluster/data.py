@@ -75,7 +75,8 @@ class Dataset:
         """Public per-attribute interval [L, U] (Paper B); the data bounds unless declared."""
         lo = self.lo if self.domain_lo is None else self.domain_lo
         hi = self.hi if self.domain_hi is None else self.domain_hi
-        return np.broadcast_to(lo, (self.d,)).astype(float), np.broadcast_to(hi, (self.d,)).astype(float)
+        return (np.broadcast_to(lo, (self.d,)).astype(float),
+                np.broadcast_to(hi, (self.d,)).astype(float))
 
     @property
     def N(self) -> int:
@@ -179,7 +180,7 @@ def check_finite(raw: np.ndarray, where: str, first_row: int = 1) -> None:
                         f"{raw[r, c]!r} is not a finite number")
 
 
-def warnings_for(ds: "Dataset") -> list[str]:
+def warnings_for(ds: Dataset) -> list[str]:
     """What is legal but suspicious about a dataset: constant columns, fewer distinct
     records than clusters. Recorded in meta.json."""
     out = []
@@ -290,7 +291,8 @@ def _user_file_cached(name: str, path: str, sha256: str, bounds: str = "data") -
 
 def sphere_packing(k: int, d: int, rng: np.random.Generator, r: float = 1.0,
                    max_rejections: int = 100) -> tuple[np.ndarray, float]:
-    """k centres in [-r, r]^d pairwise ≥ 2a apart (docs/methods.md A0, diffprivlib's ``_init_centers``).
+    """k centres in [-r, r]^d pairwise ≥ 2a apart (docs/methods.md A0; diffprivlib's
+    ``_init_centers``).
 
     Start with ``a = r``; draw candidates uniformly in ``[-r + a, r − a]^d``; accept one if it
     is ≥ 2a from every accepted centre; after ``max_rejections`` consecutive rejections halve

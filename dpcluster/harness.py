@@ -19,16 +19,16 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 
 from . import __version__, data, results
 from .algorithms.registry import CellContext, lookup
+from .errors import DataError, DpclusterError, ResultsError, SpecError
 from .privacy import LOCAL
 from .rng import StreamFactory, canonical, identity_hex
-from .errors import DataError, DpclusterError, ResultsError, SpecError
 from .spec import AlgorithmSpec, DatasetSpec, Spec
 
 RUN_COLUMNS = ["dataset", "dataset_label", "standin", "N", "d", "k", "algorithm", "variant",
@@ -148,7 +148,7 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
         meta = {"identity": cell.identity, "ledger": ledger, "wall_time_s": wall,
                 "n_runs": len(df), "numba_threads": numba_threads,
                 "dpcluster": __version__, "git_commit": _git_commit(),
-                "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+                "created": datetime.now(UTC).isoformat(timespec="seconds")}
         return CellOutcome(cell, df, meta)
     except Exception as exc:  # noqa: BLE001 - reported per cell, the rest of the spec goes on
         return CellOutcome(cell, error=f"{type(exc).__name__}: {exc}")
@@ -283,7 +283,7 @@ def _plan(spec: Spec, out: Path | str | None, force: bool) -> _Plan:
     out = Path(out) if out is not None else spec.default_out
     _check_owner(spec, out, force)
     results.check_writable(out)
-    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    started = datetime.now(UTC).isoformat(timespec="seconds")
     cells = expand(spec)
     todo = [c for c in cells if force or not results.cell_done(out, c.id, _warn)]
     borrowed = {}
@@ -426,7 +426,7 @@ def _finish(plan: _Plan, jobs: int) -> RunReport:
     meta = {"spec": spec.raw, "spec_file": spec.path, "spec_hash": spec.hash,
             "overrides": [f"{k}={v}" for k, v in spec.overrides],
             "versions": _versions(), "git_commit": _git_commit(), "started": plan.started,
-            "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "finished": datetime.now(UTC).isoformat(timespec="seconds"),
             "jobs": jobs, "cells_total": len(cells), "cells_computed": computed,
             "cells_resumed": resumed, "cells_borrowed": len(plan.borrowed),
             "failures": plan.failures, "argv": sys.argv}

@@ -1,6 +1,7 @@
 """``results/REPORT.md``: every figure, and the papers' qualitative claims checked from tables.
 
-Each claim is a function of the spec's ``summary.csv`` (Fig. 7: ``timing.csv``) that returns (holds, evidence), where
+Each claim is a function of the spec's ``summary.csv`` (Fig. 7: ``timing.csv``) that
+returns (holds, evidence), where
 evidence is the numbers it compared. Nothing is written by hand: a claim whose spec has not
 been run is reported as "not run", and one whose inputs are missing as "no data".
 """
@@ -67,7 +68,9 @@ def _each_dataset(s: pd.DataFrame, check, datasets=None) -> Verdict:
 
 def _eugkm_small_eps_s1(s):
     frac, n = _fraction_better(s, "eugkm", "dplloyd", "s1", eps_max=0.1)
-    return (None, "no data") if n == 0 else (frac == 1.0, f"EUGkM < DPLloyd at {frac:.0%} of {n} ε ≤ 0.1")
+    if n == 0:
+        return None, "no data"
+    return frac == 1.0, f"EUGkM < DPLloyd at {frac:.0%} of {n} ε ≤ 0.1"
 
 
 def _dplloyd_high_d(s):
@@ -155,7 +158,7 @@ def _theta10_good(s) -> Verdict:
         return None, "no data"
     theta = _param(sub, "theta").astype(float)
     ranks, best = [], {}
-    for ds, rows in sub.groupby("dataset"):
+    for _, rows in sub.groupby("dataset"):
         t, mean = theta[rows.index].to_numpy(), rows["mean"].to_numpy()
         if 10.0 in t:
             # competition ranking: θ values with the same grid m are one computation and tie
@@ -319,7 +322,8 @@ def _consistence_helps(s, kappa: float = 0.8, algorithms=("bv_error", "dpbv_erro
         piv = sub.pivot_table(index="s", columns="method", values="mean")
         if {"plain", "consistence"} <= set(piv.columns):
             rows += len(piv)
-            worse += [f"{alg} s={i}" for i, r in piv.iterrows() if not r["consistence"] < r["plain"]]
+            worse += [f"{alg} s={i}" for i, r in piv.iterrows()
+                      if not r["consistence"] < r["plain"]]
     if rows == 0:
         return None, "no data"
     return not worse, f"{rows} (algorithm, s) points; not lower at: {', '.join(worse) or 'none'}"
@@ -370,7 +374,8 @@ def _adp_rsp_utility(s):
     if base != base or not vals:
         return None, "no data"
     ok = all(v >= 0.8 * base for v in vals.values())
-    return ok, "ARI " + ", ".join(f"{k} {v:.3f}" for k, v in vals.items()) + f" vs k-means {base:.3f}"
+    listed = ", ".join(f"{k} {v:.3f}" for k, v in vals.items())
+    return ok, f"ARI {listed} vs k-means {base:.3f}"
 
 
 def _high_utility_eps(s):
@@ -473,7 +478,8 @@ def write_report(results_dir: Path | str = "results") -> Path:
         lines.append(f"| {claim.spec} | {claim.text} | {verdict} | {evidence} |")
     lines += ["", *privacy_section(results_dir), "", "## Figures", ""]
     for fig in sorted(results_dir.glob("*/figure.png")):  # every spec that drew one
-        lines += [f"### {fig.parent.name}", "", f"![{fig.parent.name}]({fig.parent.name}/figure.png)", ""]
+        name = fig.parent.name
+        lines += [f"### {name}", "", f"![{name}]({name}/figure.png)", ""]
     for table in sorted(results_dir.glob("*/table.md")):
         lines += [f"### {table.parent.name}", "", table.read_text(), ""]
     path = results_dir / "REPORT.md"

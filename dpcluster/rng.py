@@ -51,5 +51,5 @@ class StreamFactory:
     def child(self, *suffix: object) -> np.random.Generator:
         return stream(self.root_seed, *self.prefix, *suffix)
 
-    def sub(self, *suffix: object) -> "StreamFactory":
+    def sub(self, *suffix: object) -> StreamFactory:
         return StreamFactory(self.root_seed, self.prefix + tuple(suffix))

@@ -375,7 +375,8 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
         raise SpecError(file, "metrics", metrics, "must be a list")
     for n, m in enumerate(metrics):
         if m not in METRICS:
-            raise SpecError(file, f"metrics[{n}]", m, "unknown metric", did_you_mean(str(m), METRICS))
+            raise SpecError(file, f"metrics[{n}]", m, "unknown metric",
+                            did_you_mean(str(m), METRICS))
     if metrics:
         for a in algorithms:
             produced = lookup(a.name, a.source).metrics
@@ -387,7 +388,8 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
     _check_keys(file, "plot", plot_raw, PLOT_KEYS)
     kind = plot_raw.get("kind", "nicv_vs_epsilon")
     if kind not in PLOT_KINDS:
-        raise SpecError(file, "plot.kind", kind, "unknown plot kind", did_you_mean(str(kind), PLOT_KINDS))
+        raise SpecError(file, "plot.kind", kind, "unknown plot kind",
+                        did_you_mean(str(kind), PLOT_KINDS))
     x = plot_raw.get("x", [])
     x = [x] if isinstance(x, str) else x
     if kind == "gap_vs_param" and (not x or any(v not in ("k", "d") for v in x)):
@@ -518,7 +520,8 @@ def load(path: str | Path, overrides=()) -> Spec:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
-        raise SpecError(file, where, getattr(exc, "problem", str(exc)), "is not valid YAML") from None
+        raise SpecError(file, where, getattr(exc, "problem", str(exc)),
+                        "is not valid YAML") from None
     if overrides:
         parsed = parse(apply_overrides(raw, overrides, file), file)
         return dataclasses.replace(parsed, overrides=tuple(overrides))

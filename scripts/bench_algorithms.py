@@ -108,7 +108,9 @@ def bench_pgkm(ds, eps=1.0, pool=200):
     batched_pool = _best_of(lambda: sse(ds.X, cands))
     # the rest of a run (selection, crossover) is the same code in both: add it to naive
     other = max(ours - 8 * batched_pool, 0.0)
-    return ours, 8 * naive_pool + other, f"pool {pool} x 8 iterations; fitness {batched_pool * 1e3:.1f} ms vs {naive_pool * 1e3:.0f} ms per pool"
+    note = (f"pool {pool} x 8 iterations; fitness {batched_pool * 1e3:.1f} ms vs "
+            f"{naive_pool * 1e3:.0f} ms per pool")
+    return ours, 8 * naive_pool + other, note
 
 
 BENCHES = {"EUGkM (grid Lloyd, float32)": bench_eugkm,
@@ -141,7 +143,8 @@ def main() -> None:
             if args.only not in label:
                 continue
             ours, naive, note = fn(ds, **({"theta": theta} if theta and "EUGkM" in label else {}))
-            print(f"| {label} | {ds.label} | {ours:.4f} | {naive:.3f} | {naive / ours:.1f}x | {note} |",
+            print(f"| {label} | {ds.label} | {ours:.4f} | {naive:.3f} | "
+                  f"{naive / ours:.1f}x | {note} |",
                   flush=True)
 
 

@@ -99,7 +99,7 @@ def test_paper_b_rows_book_m_max_times_epsilon(tmp_path):
     init_streams = harness.StreamFactory(cell.seed, (cell.dataset.key, "k", ds.k))
     ctx = harness.CellContext(ds, ds.k, 1.0, cell.algorithm.kwargs, 2, 30, "uniform",
                               None, init_streams)
-    for rep, row in outcome.rows.iterrows():
+    for _, row in outcome.rows.iterrows():
         codec = experiments._codec(ctx, int(row["rep"]), 16, 3.0)
         want = sum(brute_m_max(c, 20_001) * 1.0 for c in codec.attributes)
         assert row["epsilon_provable"] == pytest.approx(want)

@@ -38,7 +38,7 @@ def test_lloyd_matches_sklearn(s1):
     rng = np.random.default_rng(3)
     inits = np.stack([s1.X[rng.choice(s1.N, 15, replace=False)] for _ in range(5)])
     ours, iters = lloyd_batch(s1.X, inits)
-    for init, C, it in zip(inits, ours, iters):
+    for init, C, _it in zip(inits, ours, iters):
         km = sklearn.KMeans(15, init=init, n_init=1, max_iter=300, tol=0.0,
                             algorithm="lloyd").fit(s1.X)
         np.testing.assert_allclose(C, km.cluster_centers_, atol=1e-9, rtol=0)

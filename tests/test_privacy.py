@@ -117,6 +117,8 @@ def test_ledger_is_append_only_record():
     m = ledger.record(LaplaceMechanism(0.25, 1.0), "x", round=2)
     assert m.scale == 4.0 and ledger.total_epsilon == 0.25
     entry = ledger.entries[0]
-    with pytest.raises(Exception):
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
         entry.epsilon = 0.0  # frozen
     assert ledger.to_dict()["neighbouring"].startswith("add/remove")

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernels import cluster_stats
-from . import checks
 from ..privacy import LaplaceMechanism, Ledger, release
+from . import checks
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,8 @@ class DPResult:
 
 def sensitivity_split(epsilon_iter: float, d: int, r: float = 1.0) -> BudgetSplit:
     """A1: split ``ε_iter`` in proportion to the sensitivities (1 : d·r)."""
-    return BudgetSplit(count=epsilon_iter / (d * r + 1), sum=epsilon_iter * d * r / (d * r + 1), d=d)
+    return BudgetSplit(count=epsilon_iter / (d * r + 1),
+                       sum=epsilon_iter * d * r / (d * r + 1), d=d)
 
 
 def improved_ratio(d: int, rho: float = 0.225) -> float:

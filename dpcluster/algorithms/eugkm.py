@@ -25,7 +25,8 @@ ROUNDING = {"round": round, "floor": math.floor, "ceil": math.ceil}
 
 def cells_per_axis(N: float, epsilon: float, d: int, theta: float = 10.0,
                    rounding: str = "round") -> int:
-    """m = rounding(M^(1/d)) ≥ 1 with ``M = (N ε/θ)^(2d/(2+d))``, so ``M^(1/d) = (Nε/θ)^(2/(2+d))``."""
+    """m = rounding(M^(1/d)) ≥ 1 with ``M = (N ε/θ)^(2d/(2+d))``, so
+    ``M^(1/d) = (Nε/θ)^(2/(2+d))``."""
     m_real = max(N * epsilon / theta, 1e-300) ** (2.0 / (2.0 + d))
     return max(1, int(ROUNDING[rounding](m_real)))
 

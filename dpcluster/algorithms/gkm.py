@@ -1,4 +1,5 @@
-"""GkM: GUPT's sample-and-aggregate k-means, GkM-3K, and the SAG / Noise diagnostics (docs/methods.md A4).
+"""GkM: GUPT's sample-and-aggregate k-means, GkM-3K, and the SAG / Noise diagnostics
+(docs/methods.md A4).
 
 Privacy argument. Neighbouring relation: add/remove one tuple, with the block partition
 treated as fixed (GUPT's argument). A tuple lies in one of the l disjoint blocks, so it
@@ -48,7 +49,8 @@ def n_blocks(N: int, b: int) -> int:
     return max(1, N // b)
 
 
-def noise_mechanism(k: int, d: int, n_block: int, epsilon: float, r: float = 1.0) -> LaplaceMechanism:
+def noise_mechanism(k: int, d: int, n_block: int, epsilon: float,
+                    r: float = 1.0) -> LaplaceMechanism:
     """Eq. 3: L1 sensitivity of the averaged k·d vector is k·d·2r/l; scale k·d·2r/(l·ε)."""
     return LaplaceMechanism(epsilon, k * d * 2.0 * r / n_block)
 
@@ -153,7 +155,8 @@ def gkm(
     centre, l = sample_and_aggregate(X, k, block, sag_rng, minit, align_rule, max_iter, r)
     ledger = Ledger()
     out = noisy_average(centre, l, epsilon, noise_rng, ledger, r)
-    return DPResult(out, ledger, max_iter, {"blocks": l, "block_size": block_size(block, len(X), k)})
+    return DPResult(out, ledger, max_iter,
+                    {"blocks": l, "block_size": block_size(block, len(X), k)})
 
 
 def noisy_average(centre: np.ndarray, n_block: int, epsilon: float, rng: np.random.Generator,

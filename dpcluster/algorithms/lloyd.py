@@ -18,10 +18,12 @@ Stats = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 def lloyd_iterate(
     stats: Stats, inits: np.ndarray, max_iter: int = 300, tol: float = 0.0, r: float = 1.0
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The Lloyd loop over R centroid sets, given ``stats(C (R', k, d)) -> (W (R', k), S (R', k, d))``.
+    """The Lloyd loop over R centroid sets, given
+    ``stats(C (R', k, d)) -> (W (R', k), S (R', k, d))``.
 
     Update  o_j = clip(S_j / W_j, −r, r) where W_j is cluster j's total weight; a cluster
-            whose total weight is ≤ 0 keeps its previous centroid (docs/methods.md A1/A3 ASSUMPTION).
+            whose total weight is ≤ 0 keeps its previous centroid
+            (docs/methods.md A1/A3 ASSUMPTION).
     Stops   a run when its largest coordinate shift is ≤ ``tol`` (with ``tol = 0`` this is
             "no point changes cluster") or after ``max_iter`` iterations. Finished runs drop
             out of later ``stats`` calls.

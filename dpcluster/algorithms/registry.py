@@ -20,7 +20,6 @@ from .init import INIT_METHODS
 from .lloyd import lloyd_batch
 from .pgkm import genetic_kmeans
 
-
 #: the ledger of a cell that releases something non-private
 _NOT_PRIVATE_LEDGER = {"entries": [], "note": "not private"}
 

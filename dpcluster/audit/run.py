@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path

@@ -18,7 +18,8 @@ def adp(X: np.ndarray, sigma: float, rng: np.random.Generator,
 
 
 def rsp(X: np.ndarray, q: int, rng: np.random.Generator, sigma_r: float = 1.0) -> np.ndarray:
-    """``X R / (sqrt(q) σ_R)`` with R (d, q) i.i.d. N(0, σ_R²): E||p'_a − p'_b||² = ||p_a − p_b||²."""
+    """``X R / (sqrt(q) σ_R)`` with R (d, q) i.i.d. N(0, σ_R²), so that
+    E||p'_a − p'_b||² = ||p_a − p_b||²."""
     d = X.shape[1]
     if not 1 <= q <= d:
         raise ValueError(f"projection dimension q={q} must be in 1..d={d}")

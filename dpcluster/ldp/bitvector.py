@@ -151,7 +151,8 @@ class BVCodec:
 
 @dataclass(frozen=True)
 class RecordCodec:
-    """One :class:`BVCodec` per attribute (docs/methods.md B0: attributes are encoded separately)."""
+    """One :class:`BVCodec` per attribute (docs/methods.md B0: attributes are encoded
+    separately)."""
 
     attributes: tuple[BVCodec, ...]
 

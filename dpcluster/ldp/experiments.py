@@ -1,4 +1,5 @@
-"""Paper B's experiments as registry entries (cell runners), docs/methods.md "Experiments / Paper B".
+"""Paper B's experiments as registry entries (cell runners), docs/methods.md
+"Experiments / Paper B".
 
 Stream discipline. The public centres r_j of a repetition come from a stream keyed by the
 *dataset* and (s, t, rep) only, and so do the sampled pairs: every method, ε and baseline

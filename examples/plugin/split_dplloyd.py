@@ -20,7 +20,7 @@ from dpcluster.privacy import LaplaceMechanism, Ledger, release, spent
                "count_share": Param(0.3, float, "share of each iteration's ε for the counts",
                                     minimum=1e-6)})
 def split_dplloyd(ctx):
-    X, k, d = ctx.dataset.X, ctx.k, ctx.dataset.d
+    X, d = ctx.dataset.X, ctx.dataset.d
     t, share = ctx.params["iterations"], ctx.params["count_share"]
     inits = ctx.init_sets()
     rows, ledger = [], None
