@@ -6,7 +6,7 @@ SPEC   ?= configs/fig1-s1.yaml
 JOBS   ?= 2
 export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba-cache
 
-.PHONY: help setup test lint reproduce reproduce-all smoke bench audit clean
+.PHONY: help setup test lint docs reproduce reproduce-all smoke bench audit clean
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -22,6 +22,10 @@ setup: $(VENV)/.installed  ## create .venv and install dpcluster with its test e
 test: setup  ## lint, then run the whole test suite
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q
+
+docs: setup  ## build the documentation site into site/ (mkdocs, strict)
+	$(PY) -m pip install --quiet 'mkdocs>=1.5'
+	$(PY) -m mkdocs build --strict --quiet
 
 lint: setup  ## ruff check only
 	$(PY) -m ruff check .
