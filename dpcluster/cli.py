@@ -192,28 +192,76 @@ def run(spec_paths: tuple[str, ...], jobs: int, out: str | None, force: bool, dr
     sys.exit(EXIT_FAILED_RUNS if failed else EXIT_OK)
 
 
+_JSON = click.option("--json", "as_json", is_flag=True, help="print JSON instead of text")
+
+
+def _echo_json(obj) -> None:
+    import json
+
+    click.echo(json.dumps(obj, indent=1, default=str))
+
+
 @main.command()
 @click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
 @_SET
-def validate(spec_path: str, overrides: tuple[str, ...]):
+@_JSON
+def validate(spec_path: str, overrides: tuple[str, ...], as_json: bool):
     """Check SPEC without running it."""
     from . import harness
 
     sp = _load_spec(spec_path, overrides)
     try:
-        for warning in harness.check_spec(sp):
-            click.echo(f"warning: {warning}", err=True)
+        warnings = harness.check_spec(sp)
     except DpclusterError as exc:
         _fail(str(exc))
     cells = harness.expand(sp)
-    click.echo(f"{spec_path}: ok ({len(cells)} cells, {sum(c.n_runs for c in cells):,} runs)")
+    runs = sum(c.n_runs for c in cells)
+    if as_json:
+        _echo_json({"spec": spec_path, "ok": True, "name": sp.name, "hash": sp.hash,
+                    "cells": len(cells), "runs": runs, "out": str(sp.default_out),
+                    "warnings": warnings})
+        return
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(f"{spec_path}: ok ({len(cells)} cells, {runs:,} runs)")
+
+
+@main.command()
+@click.argument("root", metavar="[DIR]", required=False, default="results",
+                type=click.Path(file_okay=False))
+@_JSON
+def results(root: str, as_json: bool):
+    """List the result folders under DIR: spec, hash, cells done of total, commit, date."""
+    from . import harness
+
+    rows = harness.list_results(root)
+    if as_json:
+        _echo_json(rows)
+        return
+    if not rows:
+        click.echo(f"{root}: no results (no folder with a meta.json)")
+    for r in rows:
+        click.echo(f"{r['folder']:<40} {r['spec_name']:<22} {r['spec_hash'][:12]}  cells "
+                   f"{r['cells_done']}/{r['cells_total']}  {str(r['git_commit'])[:10]}  "
+                   f"{r['finished']}")
 
 
 @main.command(name="list")
-def list_() -> None:
+@_JSON
+def list_(as_json: bool) -> None:
     """List datasets, algorithms and their parameters."""
     from .algorithms.registry import known_names, lookup
 
+    if as_json:
+        entries = [lookup(name) for name in known_names()]
+        _echo_json({"datasets": data.describe(), "algorithms": [
+            {"name": i.name, "private": i.private, "summary": i.summary,
+             "repeat_default": i.repeat_default, "metrics": list(i.metrics),
+             "params": {n: {"default": p.default, "type": p.kind.__name__, "doc": p.doc,
+                            "choices": list(p.choices) if p.choices else None,
+                            "minimum": p.minimum} for n, p in i.params.items()}}
+            for i in entries]})
+        return
     click.echo("Datasets:")
     for row in data.describe():
         click.echo(f"  {row['name']:<10} k={row['k']!s:<6} {row['label']}  [{row['source']}]"
@@ -253,7 +301,8 @@ def plot(spec_path: str, out: str | None, overrides: tuple[str, ...]):
 
 @main.command()
 @click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
-def analyze(spec_path: str):
+@_JSON
+def analyze(spec_path: str, as_json: bool):
     """Print docs/methods.md A6's closed-form MSE predictions for SPEC's datasets and ε grid."""
     import math
 
@@ -263,17 +312,24 @@ def analyze(spec_path: str):
 
     sp = _load_spec(spec_path)
     pd.set_option("display.width", 200)
+    out = []
     for ds_spec in sp.datasets:
         try:
             ds = data.load(ds_spec.name, **ds_spec.kwargs)
         except DpclusterError as exc:
             _fail(str(exc))
         rows = [analysis.predictions(ds.N, ds.k, ds.d, e) for e in sp.epsilon if math.isfinite(e)]
+        if as_json:
+            out.append({"dataset": ds_spec.key, "N": ds.N, "d": ds.d, "k": ds.k,
+                        "predictions": rows})
+            continue
         click.echo(f"\n{ds.label}: N={ds.N:,} d={ds.d} k={ds.k}  "
                    f"(hybrid switches on at ε ≥ {rows[0]['switch_on_eps']:.3g}; "
                    f"θ* = {rows[0]['theta_star']:.3g})")
         table = pd.DataFrame(rows).drop(columns=["switch_on_eps", "theta_star"])
         click.echo(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    if as_json:
+        _echo_json(out)
 
 
 def _float_list(value: str) -> list[float]:

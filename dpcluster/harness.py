@@ -373,6 +373,33 @@ def _tables(spec: Spec, out: Path, cells: list[Cell]) -> tuple[pd.DataFrame, pd.
     return runs, summary
 
 
+def list_results(root: Path | str) -> list[dict]:
+    """Every spec folder under ``root`` (or ``root`` itself): spec name, hash, file,
+    overrides, cells done / total, commit and finish time, from meta.json and the cells."""
+    from . import spec as spec_mod
+
+    root = Path(root)
+    folders = [root] if (root / "meta.json").is_file() else \
+        sorted(p.parent for p in root.glob("*/meta.json"))
+    rows = []
+    for out in folders:
+        meta = _previous(out / "meta.json")
+        if "spec" not in meta:
+            continue
+        try:
+            cells = expand(spec_mod.parse(meta["spec"], str(meta.get("spec_file", out))))
+            done = sum(results.verify_cell(out, c.id) is None for c in cells)
+            total = len(cells)
+        except DpclusterError:
+            done = total = -1
+        rows.append({"folder": str(out), "spec_name": str(meta["spec"].get("name", "")),
+                     "spec_hash": str(meta.get("spec_hash", "")),
+                     "spec_file": meta.get("spec_file"), "overrides": meta.get("overrides", []),
+                     "cells_done": done, "cells_total": total,
+                     "git_commit": meta.get("git_commit"), "finished": meta.get("finished")})
+    return rows
+
+
 def verify_folder(folder: Path | str) -> tuple[int, list[str]]:
     """Check a spec's results folder, or every spec folder (with a meta.json) under a
     results root: every cell of the spec verifies against its record, and runs.csv and

@@ -48,6 +48,10 @@ def test_plugin_and_csv_run_validate_report_and_audit(example, tmp_path):
     assert len(mine) == 2 and (mine["n"] == 4).all()
     assert np.allclose(mine["epsilon_provable_max"], 1.0) and (summary["bounds"] == "public").all()
     assert (summary["dataset_label"] == "Four blobs").all()
+    listed = json.loads(_cli("results", "--json", cwd=tmp_path).stdout)
+    assert [(r["spec_name"], r["cells_done"] == r["cells_total"] > 0) for r in listed] == [
+        ("plugin-example", True)]
+    assert json.loads(_cli("validate", "mine/spec.yaml", "--json", cwd=tmp_path).stdout)["ok"]
     report = _cli("report", cwd=tmp_path)
     assert report.returncode == 0 and out.name in (tmp_path / "results" / "REPORT.md").read_text()
     audit = _cli("audit", "mine/spec.yaml", "--trials", "300", "--epsilon", "1", "--out",
