@@ -6,7 +6,7 @@ SPEC   ?= configs/fig1-s1.yaml
 JOBS   ?= 2
 export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba-cache
 
-.PHONY: help setup test lint docs reproduce reproduce-all smoke bench audit clean
+.PHONY: help setup test lint docs reference reproduce reproduce-all smoke bench audit clean
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -50,6 +50,9 @@ bench: setup  ## benchmark tables: DPLloyd vs NumPy/scikit-learn, every algorith
 
 audit: setup  ## privacy audit of every private algorithm at eps 0.5, 1, 2 -> results/audit (fails only on a violated provable eps)
 	$(VENV)/bin/dpcluster audit --jobs $(JOBS) --out results/audit || [ $$? -eq 3 ]
+
+reference: setup  ## copy the last reproduce-all (tables, figures, REPORT.md, audit) into docs/results/
+	$(PY) scripts/make_reference.py
 
 clean:  ## remove the venv and caches (not results)
 	rm -rf $(VENV) .numba-cache .pytest_cache

@@ -74,3 +74,17 @@ def test_fig2_theta_and_gkm_claims_hold_and_fail():
                              for v, m in zip(good["variant"], good["mean"])])
     verdict, detail = theta.check(tied)
     assert not verdict and "θ=2: 3, θ=5: 3" in detail
+
+
+def test_a_check_that_raises_is_an_error_not_no_data(tmp_path, monkeypatch):
+    from dpcluster import report
+
+    (tmp_path / "fig1").mkdir()
+    (tmp_path / "fig1" / "summary.csv").write_text("dataset,algorithm\ns1,lloyd\n")
+    broken = report.Claim("fig1", "a claim whose check breaks",
+                          lambda s: s["no such column"])
+    monkeypatch.setattr(report, "CLAIMS", [broken])
+    ((_, (verdict, evidence)),) = report.evaluate(tmp_path)
+    assert verdict == report.ERROR and "KeyError" in evidence
+    assert "| fig1 | a claim whose check breaks | error |" in (
+        report.write_report(tmp_path).read_text())
