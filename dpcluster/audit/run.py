@@ -83,7 +83,11 @@ class TranscriptLLR:
         self._ordinal[rel.purpose] = ordinal + 1
         key = (rel.purpose, ordinal)
         own = self.per_release.setdefault(key, np.zeros(self.n))
-        self.release_epsilon[key] = float(mech.epsilon)
+        # a batched release with r rows per trial is r reports of its mechanism (local
+        # targets encode several values per trial); elsewhere one row is one trial
+        rows = np.shape(rel.output)[0] if rel.batch and np.ndim(rel.output) else self.n
+        reports = max(1, rows // self.n) if rel.batch and not self.per_trial else 1
+        self.release_epsilon[key] = float(mech.epsilon) * reports
         if rel.batch and not self.per_trial:
             per_trial = ll.reshape(self.n, -1).sum(axis=1)
             self.llr += per_trial
