@@ -250,7 +250,7 @@ def results(root: str, as_json: bool):
 @_JSON
 def list_(as_json: bool) -> None:
     """List datasets, algorithms and their parameters."""
-    from .algorithms.registry import known_names, lookup
+    from .experiments import known_names, lookup
 
     if as_json:
         entries = [lookup(name) for name in known_names()]
@@ -365,8 +365,8 @@ def audit(spec_path: str | None, algorithms: str | None, epsilons: str | None,
     always is); 4 a provable ε is violated, which means a bug in dpcluster.
     """
     from . import audit as audit_mod
-    from .algorithms.registry import ALGORITHMS, lookup
     from .audit.run import DEFAULT_EPSILONS, select
+    from .experiments import ALGORITHMS, lookup
 
     def known_names():
         return ALGORITHMS

@@ -25,8 +25,8 @@ from pathlib import Path
 import pandas as pd
 
 from . import __version__, data, results
-from .algorithms.registry import CellContext, lookup
 from .errors import DataError, DpclusterError, ResultsError, SpecError
+from .experiments import CellContext, CellShape, lookup
 from .privacy import LOCAL
 from .rng import StreamFactory, canonical, identity_hex
 from .spec import AlgorithmSpec, DatasetSpec, Spec
@@ -58,8 +58,7 @@ class Cell:
         info = self.info
         if info.canonical is None:
             return self.algorithm.kwargs
-        ds = data.load(self.dataset.name, **self.dataset.kwargs)
-        return info.canonical(ds.N, ds.d, self.epsilon, self.algorithm.kwargs)
+        return info.canonical(self.shape)
 
     @property
     def identity(self) -> dict:
@@ -77,9 +76,17 @@ class Cell:
         drawn = {key: v for key, v in self.run_params.items() if key not in arithmetic}
         return (self.dataset.key, self.algorithm.name, canonical(drawn), repr(self.epsilon))
 
+    @functools.cached_property
+    def shape(self) -> CellShape:
+        """The cell as its entry's planning callables see it (the dataset is loaded once,
+        from the loader's cache)."""
+        ds = data.load(self.dataset.name, **self.dataset.kwargs)
+        return CellShape(ds.N, ds.d, ds.k, self.epsilon, self.algorithm.kwargs,
+                         self.algorithm.repeat, self.n_init)
+
     @property
     def n_runs(self) -> int:
-        return self.info.count_runs(self.algorithm.repeat, self.n_init)
+        return self.info.count_runs(self.shape)
 
     def describe(self) -> str:
         eps = "-" if math.isinf(self.epsilon) else f"{self.epsilon:g}"
@@ -134,8 +141,9 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
         df.insert(9, "epsilon", cell.epsilon)
         df["bounds"] = ds.bounds
         df["seed"] = cell.seed
-        df["stream"] = [identity_hex((*cell.stream_prefix, "run", int(i), int(r)))
-                        for i, r in zip(df["init"], df["rep"])]
+        if "stream" not in df.columns:  # entries that draw ("run", init, rep) say nothing
+            df["stream"] = [identity_hex((*cell.stream_prefix, "run", int(i), int(r)))
+                            for i, r in zip(df["init"], df["rep"])]
         df["cell"] = cell.id
         df["wall_time_s"] = wall / len(df)  # amortised: runs of a cell share kernel passes
         extra = [c for c in df.columns if c not in RUN_COLUMNS]
@@ -239,8 +247,7 @@ def cell_cost(cell: Cell) -> float:
     info = cell.info
     ds = data.load(cell.dataset.name, **cell.dataset.kwargs)
     if info.cost is not None:
-        work = info.cost(ds.N, ds.d, ds.k, cell.epsilon, cell.algorithm.kwargs,
-                       cell.algorithm.repeat, cell.n_init)
+        work = info.cost(cell.shape)
     else:
         work = cell.n_runs * ds.N * ds.k * ds.d * 1.5e-9
     return CELL_OVERHEAD_S + work

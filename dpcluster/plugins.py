@@ -7,7 +7,7 @@ An entry is a *cell runner* plus what it declares::
 
     @algorithm(private=True, summary="my private k-means", repeat=20,
                params={"iterations": Param(5, int, "t", minimum=1)})
-    def my_kmeans(ctx):                     # ctx: dpcluster.algorithms.CellContext
+    def my_kmeans(ctx):                     # ctx: dpcluster.experiments.CellContext
         rows, ledger = [], None
         for rep in range(ctx.repeat):
             rng = ctx.streams.child("run", rep)   # streams come from the cell's identity
@@ -18,7 +18,7 @@ An entry is a *cell runner* plus what it declares::
 
 A spec names it ``"module:my_kmeans"`` (the module importable from the spec's folder or
 installed), or an installed package declares it under the entry-point group
-``dpcluster.algorithms``. The runner gets a :class:`~dpcluster.algorithms.CellContext`:
+``dpcluster.algorithms``. The runner gets a :class:`~dpcluster.experiments.CellContext`:
 ``dataset`` (X in [-1, 1]^d, N, d, k, raw, domain), ``k``, ``epsilon``, ``params`` (the
 declared ones, validated), ``repeat``, ``n_init``/``init_sets()`` and ``streams``. It
 returns one row per run (``init``, ``rep``, the metrics) and the ledger of a run.
@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from .algorithms.base import AlgorithmInfo, CellContext, Param, Row
+from .experiments.protocol import AlgorithmInfo, CellContext, Param, Row
 from .privacy import NOT_PRIVATE, Ledger, spent
 
 __all__ = ["AlgorithmInfo", "CellContext", "Param", "algorithm"]
@@ -78,5 +78,5 @@ def algorithm(private: bool, summary: str = "", params: dict[str, Param] | None 
         return AlgorithmInfo(label, summary or (run.__doc__ or label).strip().splitlines()[0],
                              private=private, repeat_default=repeat, repeat_doc=repeat_doc,
                              run_cell=run_cell, params=dict(params or {}),
-                             count_runs=lambda repeat, n_init: repeat, metrics=metrics)
+                             count_runs=lambda shape: shape.repeat, metrics=metrics)
     return wrap

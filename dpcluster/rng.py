@@ -51,5 +51,9 @@ class StreamFactory:
     def child(self, *suffix: object) -> np.random.Generator:
         return stream(self.root_seed, *self.prefix, *suffix)
 
+    def key(self, *suffix: object) -> str:
+        """The ``stream`` column value of the stream ``child(*suffix)`` would return."""
+        return identity_hex((*self.prefix, *suffix))
+
     def sub(self, *suffix: object) -> StreamFactory:
         return StreamFactory(self.root_seed, self.prefix + tuple(suffix))

@@ -36,8 +36,8 @@ import yaml
 
 from . import data
 from .algorithms.init import INIT_METHODS
-from .algorithms.registry import Param, known_names, lookup
 from .errors import DpclusterError, SpecError, did_you_mean
+from .experiments import Param, known_names, lookup
 from .rng import canonical
 
 TOP_KEYS = {"name", "seed", "description", "datasets", "algorithms", "epsilon", "init",

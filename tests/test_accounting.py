@@ -84,7 +84,7 @@ def test_randomised_response_likelihood_matches_enumeration():
 def test_paper_b_rows_book_m_max_times_epsilon(tmp_path):
     """Every DPBV row's epsilon_provable is Σ over its attributes of m_max·ε, with m_max
     brute-forced on the very codecs the cell drew; epsilon_claimed is the paper's A·ε."""
-    from dpcluster.ldp import experiments
+    from dpcluster.experiments import paper_b as experiments
 
     raw = {"name": "pb", "seed": 3, "epsilon": [1.0],
            "datasets": [{"name": "uniform", "params": {"N": 60, "d": 2, "lo": 0, "hi": 25}}],

@@ -241,8 +241,8 @@ def test_sag_every_init_mode_stays_in_the_domain(minit):
 @pytest.mark.parametrize("name", ["gkm", "gkm_3k", "pgkm", "hybrid"])
 def test_every_private_paper_a_run_spends_at_most_epsilon(name, d):
     """Through the registry, as the harness calls it: every run's ledger total ≤ ε."""
-    from dpcluster.algorithms.registry import ALGORITHMS, CellContext
     from dpcluster.data import Dataset
+    from dpcluster.experiments import ALGORITHMS, CellContext
     from dpcluster.rng import StreamFactory
 
     rng = np.random.default_rng(d)

@@ -275,7 +275,7 @@ def targets() -> dict[str, Target]:
 
 def not_private() -> dict[str, str]:
     """Registry entries that release something non-private: listed, not audited."""
-    from ..algorithms.registry import ALGORITHMS
+    from ..experiments import ALGORITHMS
 
     out = {name: info.summary for name, info in ALGORITHMS.items() if not info.private}
     out["gkm_noise"] = "diagnostic: perturbs non-private centroids"
@@ -301,8 +301,8 @@ def entry_target(name: str, info, params: dict | None = None, trials: int = 2_00
     or a JSON string); the metrics are no output (NICV is computed on the private data
     itself). The white-box bound applies when the entry releases through dpcluster's
     mechanisms and ``release`` hook, as the built-ins do."""
-    from ..algorithms.base import CellContext
     from ..data import Dataset
+    from ..experiments import CellContext
     from ..rng import StreamFactory
 
     values = {key: p.default for key, p in info.params.items()}

@@ -1,5 +1,4 @@
-"""Paper B's experiments as registry entries (cell runners), docs/methods.md
-"Experiments / Paper B".
+"""Paper B's registry entries (cell runners), docs/methods.md "Experiments / Paper B".
 
 Stream discipline. The public centres r_j of a repetition come from a stream keyed by the
 *dataset* and (s, t, rep) only, and so do the sampled pairs: every method, ε and baseline
@@ -19,13 +18,14 @@ import json
 
 import numpy as np
 
-from ..algorithms.base import AlgorithmInfo, CellContext, Param, Row, independent_runs
+from ..ldp.baselines import adp, kmeans_labels, rsp
+from ..ldp.bitvector import RANGE_MODES, RecordCodec
+from ..ldp.distance import consistence, distance_matrix, pair_estimates
+from ..ldp.kcluster import kcluster
+from ..ldp.parties import Custodian, Receiver, pair_multiplicity, vertical_distances
 from ..privacy import LOCAL, NOT_PRIVATE, Ledger, spent
-from .baselines import adp, kmeans_labels, rsp
-from .bitvector import RANGE_MODES, RecordCodec
-from .distance import consistence, distance_matrix, pair_estimates
-from .kcluster import kcluster
-from .parties import Custodian, Receiver, pair_multiplicity, vertical_distances
+from . import costs
+from .protocol import AlgorithmInfo, CellContext, Param, Row, independent_runs
 
 CLUSTER_METRICS = ("ari", "nmi", "ami", "homogeneity", "completeness", "v_measure",
                    "silhouette")
@@ -64,7 +64,8 @@ def _profile_cell(ctx: CellContext) -> tuple[list[Row], dict]:
             est = pair_estimates(codec, codec.encode(a), codec.encode(a + dist), None)[:, 0]
             rows.append({"init": 0, "rep": rep, "step": round(float(dist), 10),
                          "estimate": float(est.mean()), "estimate_sd": float(est.std()),
-                         **NOT_PRIVATE})
+                         **NOT_PRIVATE, "stream": ctx.init_streams.key("bv-shared", "anchors",
+                                                                        rep)})
     return rows, {"neighbouring": LOCAL, "note": "plain BV, not private", "entries": []}
 
 
@@ -92,7 +93,8 @@ def _error_cell(ctx: CellContext, private: bool) -> tuple[list[Row], dict]:
         err = D[pairs[:, 0], pairs[:, 1]] - true
         rows.append({"init": 0, "rep": rep, "mae": float(np.abs(err).mean()),
                      "rmse": float(np.sqrt((err**2).mean())),
-                     **(spent(ledger) if private else NOT_PRIVATE)})
+                     **(spent(ledger) if private else NOT_PRIVATE),
+                     "stream": ctx.streams.key("flips", rep)})
         ledger_out = ledger.to_dict()
     return rows, ledger_out
 
@@ -126,7 +128,8 @@ def _vertical_cell(ctx: CellContext) -> tuple[list[Row], dict]:
         true = np.sqrt(((raw[pairs[:, 0]] - raw[pairs[:, 1]]) ** 2).sum(axis=1))
         err = est - true
         rows.append({"init": 0, "rep": rep, "mae": float(np.abs(err).mean()),
-                     "rmse": float(np.sqrt((err**2).mean())), **spent(bob.ledger)})
+                     "rmse": float(np.sqrt((err**2).mean())), **spent(bob.ledger),
+                     "stream": ctx.streams.key("flips", rep)})
         ledger_out = bob.ledger.to_dict()
     return rows, ledger_out
 
@@ -197,7 +200,8 @@ def _cluster_cell(ctx: CellContext, method: str, private: bool) -> tuple[list[Ro
         labels = np.asarray(labels, dtype=np.int64)
         row = {"init": 0, "rep": rep, **cluster_metrics(ds.classes, labels, raw),
                "n_clusters": len(set(labels.tolist()) - {-1}),
-               **(spent(ledger) if private else NOT_PRIVATE)}
+               **(spent(ledger) if private else NOT_PRIVATE),
+               "stream": ctx.streams.key("flips" if private else "run", rep)}
         if p.get("save_labels"):
             row["labels"] = json.dumps(labels.tolist(), separators=(",", ":"))
         rows.append(row)
@@ -212,20 +216,6 @@ _RANGE = Param("extended", str, "centres r ~ U[L−t, U+t], μ = U−L+2t (exten
                "U[L, U], μ = U−L (plain)", choices=RANGE_MODES)
 
 
-def _error_cost(N, d, k, epsilon, params, repeat, n_init) -> float:
-    """Seconds, roughly: Algorithm 1 over all n² pairs dominates (~2.8 s per run at n = 2,000
-    with the tiled kernel); a plain estimate scores ``pairs`` pairs of s-bit codes."""
-    if params.get("method") == "consistence":
-        return repeat * N * N * 7e-7
-    return repeat * (N * N * 1e-7 + params["pairs"] * params["s"] * 1e-8)
-
-
-def _matrix_cost(N, d, k, epsilon, params, repeat, n_init) -> float:
-    """Seconds, roughly: the n×n estimated-distance matrix over d attributes of s bits
-    (DPBV on digits: ~4 s per run)."""
-    return repeat * (N * N * d * params.get("s", 64) * 2e-11 + N * k * d * 1e-6)
-
-
 def _entry(name, summary, private, runner, params, repeat=10, doc="independent repetitions",
            metrics=("mae", "rmse"), cost=None):
     return independent_runs(name, summary, private, runner, params, repeat, doc, metrics,
@@ -236,7 +226,7 @@ def _clusterer(name: str, method: str, private: bool, summary: str, extra: dict)
     params = {**({"s": _S, "t": _T_HALF, "range": _RANGE} if private else {}), **extra,
               "save_labels": _SAVE}
     return _entry(name, summary, private, lambda c: _cluster_cell(c, method, private), params,
-                  metrics=CLUSTER_METRICS, cost=_matrix_cost)
+                  metrics=CLUSTER_METRICS, cost=costs.distance_matrix)
 
 
 _DBSCAN = {"radius": Param(0.05, float, "DBSCAN radius E as a fraction of the mean "
@@ -261,7 +251,7 @@ PAPER_B: dict[str, AlgorithmInfo] = {
          "tau": Param("max", str, "τ: max or 99th percentile of the estimates",
                       choices=("max", "p99")),
          "pairs": Param(10000, int, "random pairs scored", minimum=1)}, repeat=3,
-        cost=_error_cost)
+        cost=costs.distance_error)
        for name, kind, private in (("bv_error", "BV", False), ("dpbv_error", "DPBV", True))},
     "vertical_error": _entry(
         "vertical_error", "vertical partition distance error (B Fig. 6)", True, _vertical_cell,

@@ -1,22 +1,24 @@
-"""What every algorithm entry declares: its parameters, protocol and cell runner.
+"""What every entry of the registry declares, and the two objects its callables receive.
 
-A *cell* is one (dataset, algorithm + params, ε) combination of a spec. Its runner gets a
-:class:`CellContext` and returns (rows, ledger dict): one row per run, holding the run's
-``init`` and ``rep`` indices, its metrics, and ``epsilon_claimed`` and
-``epsilon_provable`` (:func:`dpcluster.privacy.spent`).
+A *cell* is one (dataset, algorithm + params, ε) combination of a spec: the unit of work,
+caching and resumption. An entry (:class:`AlgorithmInfo`) declares its parameters, its
+protocol (runs per cell) and its *cell runner*: ``run_cell(ctx: CellContext) -> (rows,
+ledger dict)``, one row per run with its ``init`` and ``rep`` indices, its metrics and
+``epsilon_claimed`` / ``epsilon_provable`` (:func:`dpcluster.privacy.spent`). The planning
+callables (runs, cost, canonical parameters) get a :class:`CellShape`, which needs no data.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..algorithms.init import initial_sets
 from ..data import Dataset
 from ..rng import StreamFactory
-from .init import initial_sets
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,20 @@ class Param:
     minimum: float | None = None
     #: returns a problem description for a bad value, or None
     check: Callable[[Any], str | None] | None = None
+
+
+@dataclass(frozen=True)
+class CellShape:
+    """A cell as its planning sees it: the dataset's shape, ε (inf: non-private), the
+    algorithm's parameters, runs per init set (``repeat``) and the number of init sets."""
+
+    N: int
+    d: int
+    k: int
+    epsilon: float
+    params: Mapping[str, Any]
+    repeat: int
+    n_init: int
 
 
 @dataclass(frozen=True)
@@ -54,6 +70,10 @@ class CellContext:
 Row = dict[str, Any]
 
 
+def _per_init_set(shape: CellShape) -> int:
+    return shape.repeat * shape.n_init
+
+
 @dataclass(frozen=True)
 class AlgorithmInfo:
     name: str
@@ -63,24 +83,20 @@ class AlgorithmInfo:
     repeat_doc: str
     run_cell: Callable[[CellContext], tuple[list[Row], dict]]
     params: dict[str, Param] = field(default_factory=dict)
-    #: runs in one cell given (repeat, number of init sets)
-    count_runs: Callable[[int, int], int] = lambda repeat, n_init: repeat * n_init
+    #: runs in one cell
+    count_runs: Callable[[CellShape], int] = _per_init_set
     #: the metric columns its rows carry (a spec's first metric must be among them)
     metrics: tuple[str, ...] = ("nicv",)
-    #: rough seconds on one core for a cell, ``cost(N, d, k, ε, params, repeat, n_init)``;
-    #: None means the harness's generic data-pass estimate (scheduling and ETA only)
-    cost: Callable[[int, int, int, float, dict, int, int], float] | None = None
-    #: ``canonical(N, d, ε, params) -> dict``: the parameters that actually determine the
-    #: computation (EUGkM: m instead of θ and rounding). Cells whose canonical parameters
-    #: agree are one computation: same identity, same streams, computed once. None: the
-    #: spec's parameters as given.
-    canonical: Callable[[int, int, float, dict], dict] | None = None
+    #: rough seconds on one core for a cell; None: the harness's generic data-pass estimate
+    #: (scheduling and ETA only, never results)
+    cost: Callable[[CellShape], float] | None = None
+    #: the parameters that actually determine the computation (EUGkM: m instead of θ and
+    #: rounding). Cells whose canonical parameters agree are one computation: same identity,
+    #: same streams, computed once. None: the spec's parameters as given.
+    canonical: Callable[[CellShape], dict] | None = None
     #: parameters that change only the arithmetic, not which random numbers are drawn
-    #: (EUGkM's ``distances``). They are part of a cell's identity but not of its streams, so
-    #: cells that differ only in them see the same noise and compare run for run.
+    #: (EUGkM's ``distances``): part of a cell's identity but not of its streams
     arithmetic: tuple[str, ...] = ()
-
-
 
 
 def independent_runs(name: str, summary: str, private: bool, run_cell, params: dict,
@@ -89,4 +105,8 @@ def independent_runs(name: str, summary: str, private: bool, run_cell, params: d
     """An entry whose protocol is ``repeat`` independent runs (no init sets)."""
     return AlgorithmInfo(name, summary, private=private, repeat_default=repeat, repeat_doc=doc,
                          run_cell=run_cell, params=params,
-                         count_runs=lambda repeat, n_init: repeat, metrics=metrics, cost=cost)
+                         count_runs=lambda shape: shape.repeat, metrics=metrics, cost=cost)
+
+
+#: the ledger of a cell that releases something non-private
+NOT_PRIVATE_LEDGER = {"entries": [], "note": "not private"}

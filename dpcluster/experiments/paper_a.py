@@ -1,27 +1,40 @@
-"""The algorithm registry: each entry declares its parameters, protocol and cell runner.
-
-A *cell* is one (dataset, algorithm + params, ε) combination of a spec. Its runner gets a
-:class:`CellContext` and returns one row per run. Adding an algorithm (GkM, PGkM, the
-hybrid, DPBV, …) means adding one :class:`AlgorithmInfo` here.
-"""
+"""Paper A's registry entries: one cell runner per algorithm, with its parameters and
+protocol (docs/methods.md A1-A7; the privacy arguments are in dpcluster/algorithms/)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import GRID_DISTANCES, GRID_LANES, nicv
+from ..algorithms.dplloyd import dplloyd_batch, improved_iterations
+from ..algorithms.eugkm import ROUNDING, cells_per_axis, eugkm
+from ..algorithms.gkm import (
+    ALIGN,
+    MINIT,
+    block_size,
+    gkm,
+    n_blocks,
+    noise_diagnostic,
+    sample_and_aggregate,
+)
+from ..algorithms.hybrid import hybrid
+from ..algorithms.init import INIT_METHODS
+from ..algorithms.lloyd import lloyd_batch
+from ..algorithms.pgkm import genetic_kmeans
+from ..analysis import hybrid_switch
+from ..kernels import GRID_DISTANCES, nicv
 from ..privacy import NOT_PRIVATE, spent
-from .base import AlgorithmInfo, CellContext, Param, Row, independent_runs
-from .dplloyd import dplloyd_batch, improved_iterations
-from .eugkm import ROUNDING, cells_per_axis, eugkm
-from .gkm import ALIGN, MINIT, block_size, gkm, n_blocks, noise_diagnostic, sample_and_aggregate
-from .hybrid import hybrid
-from .init import INIT_METHODS
-from .lloyd import lloyd_batch
-from .pgkm import genetic_kmeans
+from . import costs
+from .protocol import (
+    NOT_PRIVATE_LEDGER,
+    AlgorithmInfo,
+    CellContext,
+    CellShape,
+    Param,
+    Row,
+    independent_runs,
+)
 
-#: the ledger of a cell that releases something non-private
-_NOT_PRIVATE_LEDGER = {"entries": [], "note": "not private"}
+_NOT_PRIVATE_LEDGER = NOT_PRIVATE_LEDGER
 
 
 def _lloyd_cell(ctx: CellContext) -> tuple[list[Row], dict]:
@@ -29,7 +42,8 @@ def _lloyd_cell(ctx: CellContext) -> tuple[list[Row], dict]:
     C, iters = lloyd_batch(ctx.dataset.X, inits, max_iter=ctx.params["max_iter"])
     scores = nicv(ctx.dataset.X, C)
     rows = [{"init": i, "rep": 0, "nicv": float(scores[i]), "iterations": int(iters[i]),
-             **NOT_PRIVATE} for i in range(len(inits))]
+             **NOT_PRIVATE, "stream": ctx.init_streams.key("init", ctx.init_method, i)}
+            for i in range(len(inits))]
     return rows, _NOT_PRIVATE_LEDGER
 
 
@@ -65,7 +79,8 @@ def _eugkm_cell(ctx: CellContext) -> tuple[list[Row], dict]:
         ledger = res.ledger
         rows.append({"init": res.info["chosen_init"], "rep": s,
                      "nicv": float(nicv(X, res.centroids)), "iterations": res.iterations,
-                     **spent(res.ledger), "cells": res.info["cells"]})
+                     **spent(res.ledger), "cells": res.info["cells"],
+                     "stream": ctx.streams.key("synopsis", s)})
     return rows, ledger.to_dict() if ledger else {}
 
 
@@ -77,7 +92,8 @@ def _lloyd_steps_cell(ctx: CellContext) -> tuple[list[Row], dict]:
     for step in range(1, ctx.params["steps"] + 1):
         C, _ = lloyd_batch(X, C, max_iter=1)
         rows += [{"init": i, "rep": 0, "step": step, "nicv": float(v), "iterations": step,
-                  **NOT_PRIVATE} for i, v in enumerate(nicv(X, C))]
+                  **NOT_PRIVATE, "stream": ctx.init_streams.key("init", ctx.init_method, i)}
+                 for i, v in enumerate(nicv(X, C))]
     return rows, _NOT_PRIVATE_LEDGER
 
 
@@ -103,7 +119,7 @@ def _gkm_cell(ctx: CellContext, mode: str) -> tuple[list[Row], dict]:
             out = noise_diagnostic(best, ctx.dataset.N, ctx.epsilon, p["block"], rng)
             blocks = None
         row = {"init": 0, "rep": rep, "nicv": float(nicv(X, out)), "iterations": iters,
-               **used}
+               **used, "stream": ctx.streams.key("run", rep)}
         size = block_size(p["block"], ctx.dataset.N, k)
         row.update(block_size=size, blocks=blocks or n_blocks(ctx.dataset.N, size))
         rows.append(row)
@@ -122,10 +138,12 @@ def _genetic_cell(ctx: CellContext, private: bool) -> tuple[list[Row], dict]:
         if private:
             ledger = res.ledger.to_dict()
             rows.append({"init": 0, "rep": rep, "nicv": float(nicv(X, res.centroids)),
-                         "iterations": res.iterations, **spent(res.ledger)})
+                         "iterations": res.iterations, **spent(res.ledger),
+                         "stream": ctx.streams.key("run", rep)})
         else:
             rows += [{"init": 0, "rep": rep, "step": s + 1, "nicv": v, "iterations": s + 1,
-                      **NOT_PRIVATE} for s, v in enumerate(res.info["trace"])]
+                      **NOT_PRIVATE, "stream": ctx.streams.key("run", rep)}
+                     for s, v in enumerate(res.info["trace"])]
     return rows, ledger or _NOT_PRIVATE_LEDGER
 
 
@@ -143,48 +161,33 @@ def _hybrid_cell(ctx: CellContext) -> tuple[list[Row], dict]:
             ledger = res.ledger.to_dict()
             rows.append({"init": s, "rep": j, "nicv": float(nicv(X, res.centroids)),
                          "iterations": res.iterations, **spent(res.ledger),
-                         "fell_back": bool(res.info["fell_back"]), "cells": res.info["cells"]})
+                         "fell_back": bool(res.info["fell_back"]), "cells": res.info["cells"],
+                         "stream": ctx.streams.key("synopsis", s)})
     return rows, ledger
 
 
-# Cost constants, fitted to the per-cell wall times of the measured `make reproduce-all` of
-# 2026-11-30 (sum of estimates = sum of measured times per algorithm, two workers busy).
-#: seconds per (grid cell · centroid · lane · iteration) of the grid kernel
-_GRID_UNIT_S = 5.3e-10
-#: seconds per (record · centroid · coordinate) of one fitness pass over a candidate pool
-_POOL_UNIT_S = 1.05e-10
-#: seconds per (record · centroid · coordinate · per-block Lloyd iteration) of GkM, refitted
-#: to Figure 3 after the per-block Python loops went (its cells: 5.3 -> 2.4 core-minutes)
-_GKM_UNIT_S = 2e-9
 
 
-def _grid_cost(N, d, k, epsilon, params, repeat, n_init, share=1.0) -> float:
-    """EUGkM's work: ``repeat`` synopses × 32-lane blocks × max_iter passes over m^d cells
-    (on noise-dominated grids nearly every run uses all max_iter iterations)."""
-    m = cells_per_axis(N, epsilon * share, d, params["theta"], params["rounding"])
-    lanes = -(-n_init // GRID_LANES) * GRID_LANES
-    return repeat * lanes * params["max_iter"] * float(m) ** d * k * _GRID_UNIT_S
-
-
-def _eugkm_canonical(N, d, epsilon, params) -> dict:
+def _eugkm_canonical(shape: CellShape) -> dict:
     """EUGkM depends on θ and the rounding rule only through m, the cells per axis, unless
     N itself is noisy (``private_n``). So θ values giving the same m (Figure 2: θ = 2 and
     5 at d = 10 both give m = 4) are one computation, computed once, and the θ lines of a
     sweep share their noise draws there (common random numbers)."""
+    params = dict(shape.params)
     if params["private_n"]:
         return params
-    m = cells_per_axis(N, epsilon, d, params["theta"], params["rounding"])
+    m = cells_per_axis(shape.N, shape.epsilon, shape.d, params["theta"], params["rounding"])
     rest = {key: v for key, v in params.items() if key not in ("theta", "rounding")}
     return {**rest, "m": m}
 
 
-def _gkm_cost(N, d, k, epsilon, params, repeat, n_init) -> float:
-    """Every run clusters all N records in blocks, ``max_iter`` Lloyd passes each."""
-    return repeat * N * k * d * params.get("max_iter", 1) * _GKM_UNIT_S
-
-
-def _gene_cost(N, d, k, epsilon, params, repeat, n_init) -> float:
-    return repeat * params["pool"] * params["iterations"] * N * k * d * _POOL_UNIT_S
+def _hybrid_runs(shape: CellShape) -> int:
+    """``repeat`` synopses, each followed by ``lloyd_runs`` DPLloyd steps, or by nothing when
+    the switch (public N, d, k, ε only) falls back to EUGkM."""
+    p = shape.params
+    uses = p["force"] or hybrid_switch(shape.N, shape.k, shape.d, shape.epsilon, t=5,
+                                       theta=p["theta"])["use_hybrid"]
+    return shape.repeat * (p["lloyd_runs"] if uses else 1)
 
 
 _DISTANCES = Param("float32", str, "precision of EUGkM's cell-to-centroid distance comparisons "
@@ -218,11 +221,12 @@ _GENE_PARAMS = {
     "decay": Param(0.7, float, "mutation width r·decay^(i−1)", minimum=0.0),
 }
 
-ALGORITHMS: dict[str, AlgorithmInfo] = {
+
+PAPER_A: dict[str, AlgorithmInfo] = {
     "lloyd": AlgorithmInfo(
         "lloyd", "non-private Lloyd to convergence from each init set (baseline = min NICV)",
         private=False, repeat_default=1, repeat_doc="runs per init set (deterministic: 1)",
-        run_cell=_lloyd_cell, count_runs=lambda repeat, n_init: n_init,
+        run_cell=_lloyd_cell, count_runs=lambda shape: shape.n_init,
         params={"max_iter": Param(300, int, "iteration cap; stops earlier when no point "
                                   "changes cluster", minimum=1)},
     ),
@@ -243,7 +247,7 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
     "eugkm": AlgorithmInfo(
         "eugkm", "noisy uniform grid + weighted k-means, docs/methods.md A3", private=True,
         repeat_default=10, repeat_doc="independent synopses", run_cell=_eugkm_cell,
-        count_runs=lambda repeat, n_init: repeat, cost=_grid_cost, canonical=_eugkm_canonical,
+        count_runs=lambda shape: shape.repeat, cost=costs.grid, canonical=_eugkm_canonical,
         arithmetic=("distances",),
         params={"theta": Param(10.0, float, "θ in M = (Nε/θ)^(2d/(2+d))", minimum=1e-9),
                 "rounding": Param("round", str, "cells per axis m = rounding(M^(1/d))",
@@ -255,35 +259,35 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
     "lloyd_steps": AlgorithmInfo(
         "lloyd_steps", "non-private Lloyd, NICV after each of the first iterations (Fig. 4)",
         private=False, repeat_default=1, repeat_doc="runs per init set (deterministic: 1)",
-        run_cell=_lloyd_steps_cell, count_runs=lambda repeat, n_init: n_init,
+        run_cell=_lloyd_steps_cell, count_runs=lambda shape: shape.n_init,
         params={"steps": Param(30, int, "iterations traced", minimum=1)},
     ),
     "gkm": independent_runs(
         "gkm", "GUPT sample-and-aggregate k-means, docs/methods.md A4 (GkM-3K: block: 3k)", True,
-        lambda c: _gkm_cell(c, "gkm"), _GKM_PARAMS, cost=_gkm_cost),
+        lambda c: _gkm_cell(c, "gkm"), _GKM_PARAMS, cost=costs.gkm),
     "gkm_3k": independent_runs(
         "gkm_3k", "GkM with blocks of 3k records, docs/methods.md A4", True,
         lambda c: _gkm_cell(c, "gkm"),
-        {**_GKM_PARAMS, "block": Param("3k", str, _GKM_PARAMS["block"].doc)}, cost=_gkm_cost),
+        {**_GKM_PARAMS, "block": Param("3k", str, _GKM_PARAMS["block"].doc)}, cost=costs.gkm),
     "gkm_sag": independent_runs(
         "gkm_sag", "SAG: GkM's block average without noise (Fig. 3 diagnostic, not private)",
-        False, lambda c: _gkm_cell(c, "sag"), _GKM_PARAMS, cost=_gkm_cost),
+        False, lambda c: _gkm_cell(c, "sag"), _GKM_PARAMS, cost=costs.gkm),
     "gkm_noise": independent_runs(
         "gkm_noise", "Noise: baseline centroids + Eq.-3 noise (Fig. 3 diagnostic, not "
         "private)", True, lambda c: _gkm_cell(c, "noise"), {"block": _GKM_PARAMS["block"]}),
     "pgkm": independent_runs(
         "pgkm", "PrivGene k-means, docs/methods.md A5", True, lambda c: _genetic_cell(c, True),
-        _GENE_PARAMS, cost=_gene_cost),
+        _GENE_PARAMS, cost=costs.gene),
     "gene": independent_runs(
         "gene", "non-private genetic k-means (PGkM's twin), NICV per iteration (Fig. 4)",
         False, lambda c: _genetic_cell(c, False),
         {**_GENE_PARAMS, "iterations": Param(30, int, "iterations r_it", minimum=1)},
-        repeat=10, cost=_gene_cost),
+        repeat=10, cost=costs.gene),
     "hybrid": AlgorithmInfo(
         "hybrid", "EUGkM(ε/2) then one DPLloyd iteration (ε/2), MSE switch, docs/methods.md A7",
         private=True, repeat_default=10, repeat_doc="EUGkM synopses (× lloyd_runs each)",
-        run_cell=_hybrid_cell, count_runs=lambda repeat, n_init: repeat * 10,
-        cost=lambda *a: _grid_cost(*a, share=0.5),  # an upper bound: EUGkM at ε/2
+        run_cell=_hybrid_cell, count_runs=_hybrid_runs,
+        cost=lambda shape: costs.grid(shape, share=0.5),  # an upper bound: EUGkM at ε/2
         arithmetic=("distances",),
         params={"lloyd_runs": Param(10, int, "DPLloyd runs per synopsis", minimum=1),
                 "force": Param(False, bool, "skip the MSE fallback test (always hybrid)"),
@@ -295,61 +299,3 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
     ),
 }
 
-# Paper B's entries live with their code (dpcluster/ldp/experiments.py).
-from ..ldp.experiments import PAPER_B  # noqa: E402
-
-ALGORITHMS.update(PAPER_B)
-
-
-# --- entries from outside the package ------------------------------------------------------
-
-#: plugin entries resolved so far, by spec name ("pkg.module:attr" or an entry-point name)
-_PLUGINS: dict[str, AlgorithmInfo] = {}
-ENTRY_POINT_GROUP = "dpcluster.algorithms"
-
-
-def _entry_points() -> dict:
-    from importlib.metadata import entry_points
-
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
-
-
-def known_names() -> list[str]:
-    """Built-in entries and installed plugins (entry points), for validation and listing."""
-    return sorted({*ALGORITHMS, *_entry_points()})
-
-
-def lookup(name: str, source: str = "") -> AlgorithmInfo:
-    """The entry for a spec's algorithm name (docs/plugins.md).
-
-    ``name`` is a built-in entry, an installed entry point of the group
-    ``dpcluster.algorithms``, or ``"package.module:attribute"``; ``source`` is a folder to
-    import that module from (the spec's folder), so worker processes can import it too.
-    The attribute is an :class:`AlgorithmInfo` (``dpcluster.plugins.algorithm`` makes one).
-    Raises KeyError for an unknown name, TypeError for an object of another kind.
-    """
-    if name in ALGORITHMS:
-        return ALGORITHMS[name]
-    if name in _PLUGINS:
-        return _PLUGINS[name]
-    if ":" in name:
-        import importlib
-        import sys
-
-        module, _, attr = name.partition(":")
-        if source and source not in sys.path:
-            sys.path.insert(0, source)
-        try:
-            obj = getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError) as exc:
-            raise KeyError(f"{name}: cannot import ({type(exc).__name__}: {exc})") from None
-    else:
-        eps = _entry_points()
-        if name not in eps:
-            raise KeyError(name)
-        obj = eps[name].load()
-    if not isinstance(obj, AlgorithmInfo):
-        raise TypeError(f"{name} is a {type(obj).__name__}, not an algorithm entry; decorate "
-                        "its cell runner with dpcluster.plugins.algorithm(...)")
-    _PLUGINS[name] = obj
-    return obj

@@ -1,0 +1,9 @@
+"""Where the harness meets the algorithms: the entry protocol, the cost estimates, Paper A's
+and Paper B's entries, and the registry (with plugins). The harness calls this package;
+it calls algorithms, kernels and privacy, never the harness."""
+
+from .protocol import AlgorithmInfo, CellContext, CellShape, Param, Row, independent_runs
+from .registry import ALGORITHMS, ENTRY_POINT_GROUP, known_names, lookup
+
+__all__ = ["ALGORITHMS", "ENTRY_POINT_GROUP", "AlgorithmInfo", "CellContext", "CellShape",
+           "Param", "Row", "independent_runs", "known_names", "lookup"]

@@ -1,0 +1,54 @@
+"""Cost estimates (rough seconds on one core) that schedule cells heaviest first and weight
+the progress ETA. They never affect results. The constants are fitted to the per-cell wall
+times of a measured `make reproduce-all` (two workers busy), so they describe this 2-core
+machine; docs/performance.md has the fit."""
+
+from __future__ import annotations
+
+from ..algorithms.eugkm import cells_per_axis
+from ..kernels import GRID_LANES
+from .protocol import CellShape
+
+#: seconds per (grid cell · centroid · lane · iteration) of the grid kernel
+GRID_UNIT_S = 5.3e-10
+#: seconds per (record · centroid · coordinate) of one fitness pass over a candidate pool
+POOL_UNIT_S = 1.05e-10
+#: seconds per (record · centroid · coordinate · per-block Lloyd iteration) of GkM
+GKM_UNIT_S = 2e-9
+
+
+def grid(shape: CellShape, share: float = 1.0) -> float:
+    """EUGkM's work: ``repeat`` synopses × 32-lane blocks × max_iter passes over m^d cells
+    (on noise-dominated grids nearly every run uses all max_iter iterations). ``share``:
+    the fraction of ε EUGkM gets (the hybrid's ε/2)."""
+    p = shape.params
+    m = cells_per_axis(shape.N, shape.epsilon * share, shape.d, p["theta"], p["rounding"])
+    lanes = -(-shape.n_init // GRID_LANES) * GRID_LANES
+    return shape.repeat * lanes * p["max_iter"] * float(m) ** shape.d * shape.k * GRID_UNIT_S
+
+
+def gkm(shape: CellShape) -> float:
+    """Every run clusters all N records in blocks, ``max_iter`` Lloyd passes each."""
+    return (shape.repeat * shape.N * shape.k * shape.d * shape.params.get("max_iter", 1)
+            * GKM_UNIT_S)
+
+
+def gene(shape: CellShape) -> float:
+    p = shape.params
+    return shape.repeat * p["pool"] * p["iterations"] * shape.N * shape.k * shape.d * POOL_UNIT_S
+
+
+def distance_error(shape: CellShape) -> float:
+    """Paper B Fig. 5: Algorithm 1 over all n² pairs dominates (~2.8 s per run at
+    n = 2,000); a plain estimate scores ``pairs`` pairs of s-bit codes."""
+    N, p = shape.N, shape.params
+    if p.get("method") == "consistence":
+        return shape.repeat * N * N * 7e-7
+    return shape.repeat * (N * N * 1e-7 + p["pairs"] * p["s"] * 1e-8)
+
+
+def distance_matrix(shape: CellShape) -> float:
+    """Paper B clustering: the n×n estimated-distance matrix over d attributes of s bits
+    (DPBV on digits: ~4 s per run)."""
+    N, d = shape.N, shape.d
+    return shape.repeat * (N * N * d * shape.params.get("s", 64) * 2e-11 + N * shape.k * d * 1e-6)
