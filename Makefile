@@ -47,6 +47,7 @@ bench: setup  ## benchmark tables: DPLloyd vs NumPy/scikit-learn, every algorith
 	$(PY) scripts/bench_algorithms.py
 	$(PY) scripts/bench_dpbv.py
 	$(PY) scripts/bench_audit.py
+	$(PY) scripts/bench_backends.py
 
 audit: setup  ## privacy audit of every private algorithm at eps 0.5, 1, 2 -> results/audit (fails only on a violated provable eps)
 	$(VENV)/bin/dpcluster audit --jobs $(JOBS) --out results/audit || [ $$? -eq 3 ]

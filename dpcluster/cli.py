@@ -136,9 +136,15 @@ def main() -> None:
 @click.option("--dry-run", is_flag=True,
               help="list the cells, run counts and estimated cost; compute nothing")
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
+@click.option("--backend", type=click.Choice(["local", "dask"]), default="local",
+              show_default=True, help="where cells run: this machine's process pool, or a "
+                                      "Dask cluster (docs/cluster.md)")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="with --backend dask: a scheduler address (tcp://host:8786) or scheduler "
+                   "file; default: a LocalCluster of --jobs workers")
 @_SET
 def run(spec_paths: tuple[str, ...], jobs: int, out: str | None, force: bool, dry_run: bool,
-        quiet: bool, overrides: tuple[str, ...]):
+        quiet: bool, backend: str, scheduler: str | None, overrides: tuple[str, ...]):
     """Run every cell of each SPEC and write tables and figures under results/<name>/.
 
     Several SPECs share one worker pool: the heaviest cells start first, and a cell that
@@ -169,8 +175,17 @@ def run(spec_paths: tuple[str, ...], jobs: int, out: str | None, force: bool, dr
         progress = Progress(not quiet)
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
+            if backend == "dask":
+                try:
+                    import distributed  # noqa: F401
+                except ImportError:
+                    _fail("--backend dask needs dask's distributed scheduler: "
+                          "pip install -e '.[dask]'")
+            elif scheduler:
+                _fail("--scheduler needs --backend dask")
             reports = harness.run_specs([(sp, out) for sp in specs], jobs=jobs, force=force,
-                                        progress=progress)
+                                        progress=progress, backend=backend,
+                                        scheduler=scheduler)
         finally:
             signal.signal(signal.SIGTERM, previous)
             progress.close()

@@ -303,16 +303,24 @@ def _plan(spec: Spec, out: Path | str | None, force: bool) -> _Plan:
     return _Plan(spec, out, started, cells, todo, borrowed=borrowed)
 
 
+BACKENDS = ("local", "dask")
+
+
 def run_specs(specs: list[tuple[Spec, Path | str | None]], jobs: int = 1, force: bool = False,
-              progress: ProgressFn | None = None) -> list[RunReport]:
+              progress: ProgressFn | None = None, backend: str = "local",
+              scheduler: str | None = None) -> list[RunReport]:
     """Run every unfinished cell of several specs in one worker pool, then write each
     spec's tables under its ``out`` (default ``results/<name>``).
 
     A cell needed by several specs (same id) is computed once and written to each. Cells
     start heaviest first (:func:`cell_cost`), so the pool does not end on one long cell.
     With ``jobs > 1`` the specs' tables and figures are also written in parallel (each spec
-    writes only under its own ``out``).
+    writes only under its own ``out``). ``backend``: ``"local"`` (joblib processes on this
+    machine) or ``"dask"`` (a Dask cluster at ``scheduler``, or a LocalCluster of ``jobs``
+    workers; docs/cluster.md). Results do not depend on either.
     """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
     outs = [Path(out) if out is not None else spec.default_out for spec, out in specs]
     for i, out in enumerate(outs):
         if out in outs[:i]:
@@ -333,7 +341,9 @@ def run_specs(specs: list[tuple[Spec, Path | str | None]], jobs: int = 1, force:
     work_total, work_done = sum(cost.values()), 0.0
     if progress:
         progress(done, cells_total, 0.0 if order else 1.0)
-    for outcome in _execute(order, jobs):
+    outcomes = _execute_dask(order, jobs, scheduler) if backend == "dask" and order else \
+        _execute(order, jobs)
+    for outcome in outcomes:
         cid = outcome.cell.id
         for plan in needed[cid]:
             done += 1
@@ -352,9 +362,10 @@ def run_specs(specs: list[tuple[Spec, Path | str | None]], jobs: int = 1, force:
 
 
 def run_spec(spec: Spec, out: Path | str | None = None, jobs: int = 1, force: bool = False,
-             progress: ProgressFn | None = None) -> RunReport:
+             progress: ProgressFn | None = None, backend: str = "local",
+             scheduler: str | None = None) -> RunReport:
     """Run every unfinished cell of ``spec`` and write the result tables under ``out``."""
-    return run_specs([(spec, out)], jobs, force, progress)[0]
+    return run_specs([(spec, out)], jobs, force, progress, backend, scheduler)[0]
 
 
 def _read_rows(out: Path, cell: Cell) -> pd.DataFrame:
@@ -502,3 +513,34 @@ def _execute(todo: list[Cell], jobs: int):
     threads = 1  # one process per job; numba inside each worker runs single-threaded
     yield from Parallel(n_jobs=jobs, return_as="generator_unordered")(
         delayed(run_cell)(c, threads) for c in todo)
+
+
+def _execute_dask(todo: list[Cell], jobs: int, scheduler: str | None):
+    """Yield a CellOutcome per cell from a Dask cluster: ``scheduler`` (an address such as
+    ``tcp://host:8786``, or a scheduler file) or, without one, a LocalCluster of ``jobs``
+    single-threaded worker processes. Workers compute and return rows; only this process
+    writes, so no shared filesystem is assumed. Cells are submitted heaviest first (the
+    order of ``todo``) with matching priorities."""
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    cluster = None
+    if scheduler:
+        client = Client(scheduler_file=scheduler) if Path(scheduler).is_file() else \
+            Client(scheduler)
+    else:
+        cluster = LocalCluster(n_workers=max(1, jobs), threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+    try:
+        futures = {client.submit(run_cell, c, 1, pure=False, key=f"dpcluster-cell-{c.id}",
+                                 priority=len(todo) - i): c for i, c in enumerate(todo)}
+        for fut in as_completed(futures):
+            if fut.status == "error":  # a worker died: the cell fails, the rest go on
+                exc = fut.exception()
+                yield CellOutcome(futures[fut], error=f"{type(exc).__name__}: {exc}")
+            else:
+                yield fut.result()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
