@@ -68,6 +68,23 @@ def _damaged_rerun(tmp_path, damage, capsys):
     return rep, out, capsys.readouterr().err, csv_path
 
 
+@pytest.mark.parametrize("how", [*sorted(DAMAGE), "json without csv", "csv without json"])
+def test_verify_catches_every_damage(tmp_path, how):
+    sp = parse(SPEC, "faults.yaml")
+    out = tmp_path / "faults"
+    harness.run_spec(sp, out)
+    assert harness.verify_folder(out) == (1, [])
+    csv_path, json_path = results.cell_paths(out, harness.expand(sp)[1].id)
+    if how == "json without csv":
+        csv_path.unlink()
+    elif how == "csv without json":
+        json_path.unlink()
+    else:
+        DAMAGE[how](csv_path)
+    checked, problems = harness.verify_folder(out)
+    assert checked == 1 and problems and csv_path.name.split(".")[0] in problems[0]
+
+
 @pytest.mark.parametrize("how", sorted(DAMAGE))
 def test_a_damaged_csv_is_recomputed(tmp_path, capsys, clean, how):
     rep, out, err, csv_path = _damaged_rerun(tmp_path, lambda c, j: DAMAGE[how](c), capsys)
@@ -110,3 +127,37 @@ def test_cell_record_and_meta_history(tmp_path):
         assert key in record
     meta = json.loads((out / "meta.json").read_text())
     assert [h["cells_computed"] for h in meta["history"]] == [len(harness.expand(sp)), 0]
+
+
+@pytest.mark.slow
+def test_kill_9_at_twenty_points_then_resume_gives_the_same_bytes(tmp_path, clean):
+    """SIGKILL (no handler runs) at 20 moments spread over a run, each followed by a
+    resume: every resumed folder has the clean run's summary bytes and verifies."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import numpy as np
+    import yaml
+
+    spec_path = tmp_path / "faults.yaml"
+    spec_path.write_text(yaml.safe_dump(SPEC))
+    cmd = [sys.executable, "-m", "dpcluster.cli", "run", str(spec_path), "-q", "--jobs", "2"]
+    start = time.monotonic()
+    subprocess.run(cmd + ["--out", str(tmp_path / "timing")], check=True, capture_output=True)
+    full = time.monotonic() - start
+    delays = np.random.default_rng(2026).uniform(0.05, 1.0, 20) * full
+    for i, delay in enumerate(delays):
+        out = tmp_path / f"k{i}"
+        proc = subprocess.Popen(cmd + ["--out", str(out)], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        time.sleep(delay)
+        if proc.poll() is None:
+            import os
+
+            os.killpg(proc.pid, signal.SIGKILL)  # the CLI and its workers, mid-write or not
+        proc.wait()
+        subprocess.run(cmd + ["--out", str(out)], check=True, capture_output=True)
+        assert (out / "summary.csv").read_bytes() == clean[0], f"kill at {delay:.2f} s"
+        assert harness.verify_folder(out)[1] == []
