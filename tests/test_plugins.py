@@ -100,3 +100,21 @@ def test_unknown_plugin_is_a_spec_error():
     with pytest.raises(SpecError, match="not an algorithm entry"):
         _tiny_spec("numpy:mean")
     assert np.isfinite(1.0)
+
+
+def test_an_installed_entry_point_is_found(tmp_path, monkeypatch):
+    """A package that declares [dpcluster.algorithms] in its metadata is usable by name."""
+    from dpcluster.experiments import known_names, lookup
+
+    dist = tmp_path / "myplug-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: myplug\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(
+        "[dpcluster.algorithms]\nsplit_dplloyd_ep = split_dplloyd:split_dplloyd\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    assert "split_dplloyd_ep" in known_names()
+    info = lookup("split_dplloyd_ep")
+    assert info.private and "count_share" in info.params
+    sp = _tiny_spec("split_dplloyd_ep")
+    assert sp.algorithms[0].name == "split_dplloyd_ep"
