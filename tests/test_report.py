@@ -88,3 +88,33 @@ def test_a_check_that_raises_is_an_error_not_no_data(tmp_path, monkeypatch):
     assert verdict == report.ERROR and "KeyError" in evidence
     assert "| fig1 | a claim whose check breaks | error |" in (
         report.write_report(tmp_path).read_text())
+
+
+def _fig5_table(fallback: dict, hybrid: dict, eugkm: dict):
+    """A constructed Figure-5 summary: per (dataset, ε) the hybrid's fallback rate and mean,
+    and EUGkM's mean."""
+    import pandas as pd
+
+    rows = []
+    for (ds, eps), rate in fallback.items():
+        rows.append({"dataset": ds, "algorithm": "hybrid", "variant": "hybrid", "epsilon": eps,
+                     "mean": hybrid[(ds, eps)], "fell_back_mean": rate})
+        rows.append({"dataset": ds, "algorithm": "eugkm", "variant": "eugkm", "epsilon": eps,
+                     "mean": eugkm[(ds, eps)]})
+    return pd.DataFrame(rows)
+
+
+def test_fig5_both_halves_hold_and_fail_on_constructed_tables():
+    from dpcluster import report
+
+    keys = [(ds, e) for ds in ("s1", "gowalla", "image") for e in (0.05, 1.0)]
+    falls = {k: 1.0 if k[1] == 0.05 else 0.0 for k in keys}
+    good = _fig5_table(falls, {k: 0.1 for k in keys}, {k: 0.2 for k in keys})
+    assert report._hybrid_falls_back_low_d(good)[0] is True
+    assert report._hybrid_after_switch(good)[0] is True
+    bad = _fig5_table({k: 0.5 for k in keys}, {k: 0.3 for k in keys}, {k: 0.2 for k in keys})
+    assert report._hybrid_falls_back_low_d(bad)[0] is False
+    assert report._hybrid_after_switch(bad)[0] is False
+    never = _fig5_table({k: 1.0 for k in keys}, {k: 0.3 for k in keys}, {k: 0.2 for k in keys})
+    verdict, evidence = report._hybrid_after_switch(never)
+    assert verdict is None and "not testable on this data" in evidence
