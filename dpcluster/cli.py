@@ -90,8 +90,10 @@ class Progress:
             now = time.monotonic() - self.start
             left = f"ETA {_clock(max(0.0, eta - (now - at)))}" if eta is not None else "ETA  -  "
             bar = "#" * int(work * 24)
-            line = (f"[{bar:<24}] cells {cells_done}/{cells_total}  work {100 * work:3.0f}%  "
-                    f"{_clock(now)}  {left}")
+            line = (
+                f"[{bar:<24}] cells {cells_done}/{cells_total}  work {100 * work:3.0f}%  "
+                f"{_clock(now)}  {left}"
+            )
             if self.tty:
                 click.echo("\r" + line + ("\n" if final else ""), nl=False, err=True)
             else:
@@ -112,11 +114,16 @@ def _load_spec(spec_path: str, overrides=()):
         _fail(str(exc))
 
 
-_SET = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-                    help="override a spec key (repeatable; YAML value; dotted path, list "
-                         "index or entry name: epsilon=[0.5,1], seed=3, "
-                         "algorithms.dplloyd.repeat=10, datasets.0.params.N=5000). The "
-                         "results go to results/<name>--set-<hash>")
+_SET = click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="override a spec key (repeatable; YAML value; dotted path, list "
+    "index or entry name: epsilon=[0.5,1], seed=3, "
+    "algorithms.dplloyd.repeat=10, datasets.0.params.N=5000). The "
+    "results go to results/<name>--set-<hash>",
+)
 
 
 @click.group()
@@ -126,25 +133,54 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("spec_paths", metavar="SPEC...", nargs=-1, required=True,
-                type=click.Path(dir_okay=False))
-@click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, None),
-              help="parallel worker processes (results do not depend on it)")
-@click.option("--out", type=click.Path(file_okay=False), default=None,
-              help="output folder for a single SPEC [default: results/<spec name>]")
+@click.argument(
+    "spec_paths", metavar="SPEC...", nargs=-1, required=True, type=click.Path(dir_okay=False)
+)
+@click.option(
+    "--jobs",
+    "-j",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, None),
+    help="parallel worker processes (results do not depend on it)",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="output folder for a single SPEC [default: results/<spec name>]",
+)
 @click.option("--force", is_flag=True, help="recompute cells that are already finished")
-@click.option("--dry-run", is_flag=True,
-              help="list the cells, run counts and estimated cost; compute nothing")
+@click.option(
+    "--dry-run", is_flag=True, help="list the cells, run counts and estimated cost; compute nothing"
+)
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
-@click.option("--backend", type=click.Choice(["local", "dask"]), default="local",
-              show_default=True, help="where cells run: this machine's process pool, or a "
-                                      "Dask cluster (docs/cluster.md)")
-@click.option("--scheduler", default=None, metavar="ADDRESS",
-              help="with --backend dask: a scheduler address (tcp://host:8786) or scheduler "
-                   "file; default: a LocalCluster of --jobs workers")
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "dask"]),
+    default="local",
+    show_default=True,
+    help="where cells run: this machine's process pool, or a Dask cluster (docs/cluster.md)",
+)
+@click.option(
+    "--scheduler",
+    default=None,
+    metavar="ADDRESS",
+    help="with --backend dask: a scheduler address (tcp://host:8786) or scheduler "
+    "file; default: a LocalCluster of --jobs workers",
+)
 @_SET
-def run(spec_paths: tuple[str, ...], jobs: int, out: str | None, force: bool, dry_run: bool,
-        quiet: bool, backend: str, scheduler: str | None, overrides: tuple[str, ...]):
+def run(
+    spec_paths: tuple[str, ...],
+    jobs: int,
+    out: str | None,
+    force: bool,
+    dry_run: bool,
+    quiet: bool,
+    backend: str,
+    scheduler: str | None,
+    overrides: tuple[str, ...],
+):
     """Run every cell of each SPEC and write tables and figures under results/<name>/.
 
     Several SPECs share one worker pool: the heaviest cells start first, and a cell that
@@ -153,8 +189,10 @@ def run(spec_paths: tuple[str, ...], jobs: int, out: str | None, force: bool, dr
     from . import harness, spec
 
     if out is not None and len(spec_paths) > 1:
-        _fail(f"--out takes a single SPEC, got {len(spec_paths)}; without --out each spec "
-              "writes to results/<name>")
+        _fail(
+            f"--out takes a single SPEC, got {len(spec_paths)}; without --out each spec "
+            "writes to results/<name>"
+        )
     try:
         sets = spec.parse_overrides(overrides)
         specs = [spec.load(path, sets) for path in spec_paths]  # every error before any work
@@ -163,11 +201,12 @@ def run(spec_paths: tuple[str, ...], jobs: int, out: str | None, force: bool, dr
                 cells = harness.expand(sp)
                 costs = {c.id: harness.cell_cost(c) for c in cells}  # one per computation
                 for c in cells:
-                    click.echo(f"{c.id}  {c.n_runs:6d} runs  ~{costs[c.id]:9.1f}s  "
-                               f"{c.describe()}")
-                click.echo(f"{sp.path}: {len(cells)} cells ({len(costs)} distinct "
-                           f"computations), {sum(c.n_runs for c in cells):,} runs, "
-                           f"~{sum(costs.values()) / 60:.1f} core-minutes if nothing is reused")
+                    click.echo(f"{c.id}  {c.n_runs:6d} runs  ~{costs[c.id]:9.1f}s  {c.describe()}")
+                click.echo(
+                    f"{sp.path}: {len(cells)} cells ({len(costs)} distinct "
+                    f"computations), {sum(c.n_runs for c in cells):,} runs, "
+                    f"~{sum(costs.values()) / 60:.1f} core-minutes if nothing is reused"
+                )
             return
         for sp in specs:  # data, k ≤ N and size errors surface before any work
             for warning in harness.check_spec(sp):
@@ -179,13 +218,20 @@ def run(spec_paths: tuple[str, ...], jobs: int, out: str | None, force: bool, dr
                 try:
                     import distributed  # noqa: F401
                 except ImportError:
-                    _fail("--backend dask needs dask's distributed scheduler: "
-                          "pip install -e '.[dask]'")
+                    _fail(
+                        "--backend dask needs dask's distributed scheduler: "
+                        "pip install -e '.[dask]'"
+                    )
             elif scheduler:
                 _fail("--scheduler needs --backend dask")
-            reports = harness.run_specs([(sp, out) for sp in specs], jobs=jobs, force=force,
-                                        progress=progress, backend=backend,
-                                        scheduler=scheduler)
+            reports = harness.run_specs(
+                [(sp, out) for sp in specs],
+                jobs=jobs,
+                force=force,
+                progress=progress,
+                backend=backend,
+                scheduler=scheduler,
+            )
         finally:
             signal.signal(signal.SIGTERM, previous)
             progress.close()
@@ -199,8 +245,10 @@ def run(spec_paths: tuple[str, ...], jobs: int, out: str | None, force: bool, dr
         sys.exit(EXIT_INTERRUPTED)
     failed = False
     for report in reports:
-        click.echo(f"{report.out}: {report.cells_computed} cells computed, "
-                   f"{report.cells_resumed} reused, {len(report.failures)} failed")
+        click.echo(
+            f"{report.out}: {report.cells_computed} cells computed, "
+            f"{report.cells_resumed} reused, {len(report.failures)} failed"
+        )
         for what, err in report.failures:
             click.echo(f"  FAILED {what}: {err}", err=True)
         failed = failed or bool(report.failures)
@@ -232,9 +280,18 @@ def validate(spec_path: str, overrides: tuple[str, ...], as_json: bool):
     cells = harness.expand(sp)
     runs = sum(c.n_runs for c in cells)
     if as_json:
-        _echo_json({"spec": spec_path, "ok": True, "name": sp.name, "hash": sp.hash,
-                    "cells": len(cells), "runs": runs, "out": str(sp.default_out),
-                    "warnings": warnings})
+        _echo_json(
+            {
+                "spec": spec_path,
+                "ok": True,
+                "name": sp.name,
+                "hash": sp.hash,
+                "cells": len(cells),
+                "runs": runs,
+                "out": str(sp.default_out),
+                "warnings": warnings,
+            }
+        )
         return
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -242,8 +299,9 @@ def validate(spec_path: str, overrides: tuple[str, ...], as_json: bool):
 
 
 @main.command()
-@click.argument("root", metavar="[DIR]", required=False, default="results",
-                type=click.Path(file_okay=False))
+@click.argument(
+    "root", metavar="[DIR]", required=False, default="results", type=click.Path(file_okay=False)
+)
 @_JSON
 def results(root: str, as_json: bool):
     """List the result folders under DIR: spec, hash, cells done of total, commit, date."""
@@ -256,9 +314,11 @@ def results(root: str, as_json: bool):
     if not rows:
         click.echo(f"{root}: no results (no folder with a meta.json)")
     for r in rows:
-        click.echo(f"{r['folder']:<40} {r['spec_name']:<22} {r['spec_hash'][:12]}  cells "
-                   f"{r['cells_done']}/{r['cells_total']}  {str(r['git_commit'])[:10]}  "
-                   f"{r['finished']}")
+        click.echo(
+            f"{r['folder']:<40} {r['spec_name']:<22} {r['spec_hash'][:12]}  cells "
+            f"{r['cells_done']}/{r['cells_total']}  {str(r['git_commit'])[:10]}  "
+            f"{r['finished']}"
+        )
 
 
 @main.command(name="list")
@@ -269,18 +329,38 @@ def list_(as_json: bool) -> None:
 
     if as_json:
         entries = [lookup(name) for name in known_names()]
-        _echo_json({"datasets": data.describe(), "algorithms": [
-            {"name": i.name, "private": i.private, "summary": i.summary,
-             "repeat_default": i.repeat_default, "metrics": list(i.metrics),
-             "params": {n: {"default": p.default, "type": p.kind.__name__, "doc": p.doc,
-                            "choices": list(p.choices) if p.choices else None,
-                            "minimum": p.minimum} for n, p in i.params.items()}}
-            for i in entries]})
+        _echo_json(
+            {
+                "datasets": data.describe(),
+                "algorithms": [
+                    {
+                        "name": i.name,
+                        "private": i.private,
+                        "summary": i.summary,
+                        "repeat_default": i.repeat_default,
+                        "metrics": list(i.metrics),
+                        "params": {
+                            n: {
+                                "default": p.default,
+                                "type": p.kind.__name__,
+                                "doc": p.doc,
+                                "choices": list(p.choices) if p.choices else None,
+                                "minimum": p.minimum,
+                            }
+                            for n, p in i.params.items()
+                        },
+                    }
+                    for i in entries
+                ],
+            }
+        )
         return
     click.echo("Datasets:")
     for row in data.describe():
-        click.echo(f"  {row['name']:<10} k={row['k']!s:<6} {row['label']}  [{row['source']}]"
-                   f"  params: {row['params']}")
+        click.echo(
+            f"  {row['name']:<10} k={row['k']!s:<6} {row['label']}  [{row['source']}]"
+            f"  params: {row['params']}"
+        )
     click.echo("\nAlgorithms:")
     for info in (lookup(name) for name in known_names()):
         kind = "private" if info.private else "non-private"
@@ -293,9 +373,12 @@ def list_(as_json: bool) -> None:
 
 @main.command()
 @click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
-@click.option("--out", type=click.Path(file_okay=False), default=None,
-              help="the results folder to read summary.csv from and draw into "
-                   "[default: results/<spec name>]")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="the results folder to read summary.csv from and draw into [default: results/<spec name>]",
+)
 @_SET
 def plot(spec_path: str, out: str | None, overrides: tuple[str, ...]):
     """Redraw SPEC's figure from its saved summary.csv, without recomputing."""
@@ -335,12 +418,15 @@ def analyze(spec_path: str, as_json: bool):
             _fail(str(exc))
         rows = [analysis.predictions(ds.N, ds.k, ds.d, e) for e in sp.epsilon if math.isfinite(e)]
         if as_json:
-            out.append({"dataset": ds_spec.key, "N": ds.N, "d": ds.d, "k": ds.k,
-                        "predictions": rows})
+            out.append(
+                {"dataset": ds_spec.key, "N": ds.N, "d": ds.d, "k": ds.k, "predictions": rows}
+            )
             continue
-        click.echo(f"\n{ds.label}: N={ds.N:,} d={ds.d} k={ds.k}  "
-                   f"(hybrid switches on at ε ≥ {rows[0]['switch_on_eps']:.3g}; "
-                   f"θ* = {rows[0]['theta_star']:.3g})")
+        click.echo(
+            f"\n{ds.label}: N={ds.N:,} d={ds.d} k={ds.k}  "
+            f"(hybrid switches on at ε ≥ {rows[0]['switch_on_eps']:.3g}; "
+            f"θ* = {rows[0]['theta_star']:.3g})"
+        )
         table = pd.DataFrame(rows).drop(columns=["switch_on_eps", "theta_star"])
         click.echo(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     if as_json:
@@ -359,19 +445,37 @@ def _float_list(value: str) -> list[float]:
 
 @main.command()
 @click.argument("spec_path", metavar="[SPEC]", required=False, type=click.Path(dir_okay=False))
-@click.option("--algorithms", "-a", default=None,
-              help="comma-separated audit targets or registry names [default: all, or the "
-                   "SPEC's private algorithms]")
-@click.option("--epsilon", "epsilons", default=None,
-              help="comma-separated ε values [default: 0.5,1,2, or the SPEC's grid]")
-@click.option("--trials", type=click.IntRange(20, None), default=None,
-              help="trials per side for every target [default: each target's own]")
-@click.option("--out", type=click.Path(file_okay=False), default="results/audit",
-              show_default=True)
+@click.option(
+    "--algorithms",
+    "-a",
+    default=None,
+    help="comma-separated audit targets or registry names [default: all, or the "
+    "SPEC's private algorithms]",
+)
+@click.option(
+    "--epsilon",
+    "epsilons",
+    default=None,
+    help="comma-separated ε values [default: 0.5,1,2, or the SPEC's grid]",
+)
+@click.option(
+    "--trials",
+    type=click.IntRange(20, None),
+    default=None,
+    help="trials per side for every target [default: each target's own]",
+)
+@click.option("--out", type=click.Path(file_okay=False), default="results/audit", show_default=True)
 @click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, None))
 @click.option("--seed", default=20261201, show_default=True, type=click.IntRange(0, None))
-def audit(spec_path: str | None, algorithms: str | None, epsilons: str | None,
-          trials: int | None, out: str, jobs: int, seed: int):
+def audit(
+    spec_path: str | None,
+    algorithms: str | None,
+    epsilons: str | None,
+    trials: int | None,
+    out: str,
+    jobs: int,
+    seed: int,
+):
     """Audit the privacy of every private algorithm: 95 % lower bounds on ε (black-box from
     outputs, white-box from exact transcript likelihoods) against the claimed and the
     provable ε. Writes OUT/audit.csv, audit.md and audit.png (docs/audit.md).
@@ -411,8 +515,10 @@ def audit(spec_path: str | None, algorithms: str | None, epsilons: str | None,
     except KeyError as exc:
         from .audit.run import audit_names
 
-        _fail(f"--algorithms: {exc.args[0]!r} is neither an audit target nor a private "
-              f"registry entry; targets: {', '.join(audit_names())}")
+        _fail(
+            f"--algorithms: {exc.args[0]!r} is neither an audit target nor a private "
+            f"registry entry; targets: {', '.join(audit_names())}"
+        )
     table = audit_mod.run_audit(names, eps or DEFAULT_EPSILONS, trials, jobs, seed, extra)
     for path in audit_mod.write_audit(table, out):
         click.echo(str(path))
@@ -420,17 +526,23 @@ def audit(spec_path: str | None, algorithms: str | None, epsilons: str | None,
         if r.verdict == "not private":
             click.echo(f"  {r.algorithm:<56} not private")
             continue
-        wb = "-" if r.epsilon_lb_whitebox != r.epsilon_lb_whitebox else \
-            f"{r.epsilon_lb_whitebox:.3g}"
-        click.echo(f"  {r.algorithm:<56} eps={r.epsilon:<4g} claimed={r.epsilon_claimed:<6g} "
-                   f"provable={r.epsilon_provable:<7g} lb: black-box "
-                   f"{r.epsilon_lb_blackbox:.3g}, white-box {wb}  {r.verdict}")
+        wb = (
+            "-"
+            if r.epsilon_lb_whitebox != r.epsilon_lb_whitebox
+            else f"{r.epsilon_lb_whitebox:.3g}"
+        )
+        click.echo(
+            f"  {r.algorithm:<56} eps={r.epsilon:<4g} claimed={r.epsilon_claimed:<6g} "
+            f"provable={r.epsilon_provable:<7g} lb: black-box "
+            f"{r.epsilon_lb_blackbox:.3g}, white-box {wb}  {r.verdict}"
+        )
     sys.exit(audit_mod.exit_status(table))
 
 
 @main.command()
-@click.argument("folder", metavar="[DIR]", required=False, default="results",
-                type=click.Path(file_okay=False))
+@click.argument(
+    "folder", metavar="[DIR]", required=False, default="results", type=click.Path(file_okay=False)
+)
 def verify(folder: str):
     """Check a results folder (one spec's, or a root of several): every cell's CSV against
     its sha256 record, and runs.csv and summary.csv against the cells. Exit 5 on any
@@ -446,14 +558,21 @@ def verify(folder: str):
         click.echo(f"  {problem}", err=True)
     if not checked:
         _fail(f"{folder}: no spec results (no meta.json) found")
-    click.echo(f"{folder}: {checked} spec folder(s) checked, "
-               f"{'ok' if not problems else f'{len(problems)} problem(s)'}")
+    click.echo(
+        f"{folder}: {checked} spec folder(s) checked, "
+        f"{'ok' if not problems else f'{len(problems)} problem(s)'}"
+    )
     sys.exit(EXIT_VERIFY_FAILED if problems else EXIT_OK)
 
 
 @main.command()
-@click.option("--results", "results_dir", type=click.Path(file_okay=False), default="results",
-              show_default=True)
+@click.option(
+    "--results",
+    "results_dir",
+    type=click.Path(file_okay=False),
+    default="results",
+    show_default=True,
+)
 def report(results_dir: str):
     """Write RESULTS/REPORT.md: every figure and the papers' claims checked from the tables."""
     from .report import write_report

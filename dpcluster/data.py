@@ -75,8 +75,10 @@ class Dataset:
         """Public per-attribute interval [L, U] (Paper B); the data bounds unless declared."""
         lo = self.lo if self.domain_lo is None else self.domain_lo
         hi = self.hi if self.domain_hi is None else self.domain_hi
-        return (np.broadcast_to(lo, (self.d,)).astype(float),
-                np.broadcast_to(hi, (self.d,)).astype(float))
+        return (
+            np.broadcast_to(lo, (self.d,)).astype(float),
+            np.broadcast_to(hi, (self.d,)).astype(float),
+        )
 
     @property
     def N(self) -> int:
@@ -99,9 +101,12 @@ def normalise(raw: np.ndarray, bounds=None) -> tuple[np.ndarray, np.ndarray, np.
     raw = np.asarray(raw, dtype=np.float64)
     if bounds is None or (isinstance(bounds, str) and bounds == "data"):
         if bounds is None:
-            warnings.warn("scaling bounds computed from the data: no ε computed on the "
-                          "result is private; pass bounds=(lo, hi) from a public domain",
-                          DataBoundsWarning, stacklevel=2)
+            warnings.warn(
+                "scaling bounds computed from the data: no ε computed on the "
+                "result is private; pass bounds=(lo, hi) from a public domain",
+                DataBoundsWarning,
+                stacklevel=2,
+            )
         lo, hi = raw.min(axis=0), raw.max(axis=0)
     else:
         lo, hi = (np.broadcast_to(np.asarray(b, float), raw.shape[1:]).copy() for b in bounds)
@@ -118,8 +123,10 @@ def _scaled(raw: np.ndarray, bounds: str, public: tuple | None, what: str):
     if bounds == "data":
         return (*normalise(raw, "data"), 0)
     if public is None:
-        raise DataError(f"{what}: no public bounds are declared for this dataset; use "
-                        "bounds: data or declare them in dpcluster/data.py")
+        raise DataError(
+            f"{what}: no public bounds are declared for this dataset; use "
+            "bounds: data or declare them in dpcluster/data.py"
+        )
     lo, hi = (np.broadcast_to(np.asarray(b, float), raw.shape[1:]) for b in public)
     clipped = int(np.any((raw < lo) | (raw > hi), axis=1).sum())
     return (*normalise(raw, (lo, hi)), clipped)
@@ -176,8 +183,10 @@ def check_finite(raw: np.ndarray, where: str, first_row: int = 1) -> None:
     bad = ~np.isfinite(raw)
     if bad.any():
         r, c = np.argwhere(bad)[0]
-        raise DataError(f"{where}: row {int(r) + first_row}, column {int(c) + 1}: "
-                        f"{raw[r, c]!r} is not a finite number")
+        raise DataError(
+            f"{where}: row {int(r) + first_row}, column {int(c) + 1}: "
+            f"{raw[r, c]!r} is not a finite number"
+        )
 
 
 def warnings_for(ds: Dataset) -> list[str]:
@@ -198,39 +207,60 @@ FILES: dict[str, FileSource] = {
     "s1": FileSource(
         "s1.csv.gz",
         "9564c3a4dd94f47d5f470a11bc9ae1a530e732d2273ccd56ec7d30dd263d5d5b",
-        k=15, label="S1", columns=(0, 2), skip_header=1, public=(0.0, 1_000_000.0),
+        k=15,
+        label="S1",
+        columns=(0, 2),
+        skip_header=1,
+        public=(0.0, 1_000_000.0),
     ),
     "image": FileSource(
         "house_rgb_1837.txt.gz",
         "e4cb8bb1455824b4381f677de9333dcb7212bbaae54e80bd8a807270f5600eee",
-        k=3, label="Image (stand-in: 1,837-row house)", delimiter=None, standin=True,
+        k=3,
+        label="Image (stand-in: 1,837-row house)",
+        delimiter=None,
+        standin=True,
         note="paper: 34,112 RGB vectors; this 1,837-row quantised file is a stand-in",
         public=(0.0, 255.0),
     ),
     "adult": FileSource(
         "adult_numeric6.csv.gz",
         "de2fb973b1a702fe5da6ba99421e7defe96d65165c2ed6f1483e274c3278eedf",
-        k=5, label="Adult-num", skip_header=1,
+        k=5,
+        label="Adult-num",
+        skip_header=1,
         # age, fnlwgt, education-num, capital-gain, capital-loss, hours-per-week
-        public=((17.0, 0.0, 1.0, 0.0, 0.0, 1.0),
-                (90.0, 1_500_000.0, 16.0, 99_999.0, 5_000.0, 99.0)),
+        public=(
+            (17.0, 0.0, 1.0, 0.0, 0.0, 1.0),
+            (90.0, 1_500_000.0, 16.0, 99_999.0, 5_000.0, 99.0),
+        ),
     ),
     "lifesci": FileSource(
         "lifesci_ds1.10.csv.gz",
         "7f5d9ebcdc319d246cbe3e3c8b5eaa7a863da243bde073541ba1859a1814f2aa",
-        k=3, label="Lifesci", columns=(0, 10), public=(-15.0, 15.0),
+        k=3,
+        label="Lifesci",
+        columns=(0, 10),
+        public=(-15.0, 15.0),
     ),
     "gowalla": FileSource(
         "gowalla_subset_liu2017_unique_latlon.csv.gz",
         "e6a61b6380d3c86b60eb4ac3f00ae33b2d5dcc2f728eb76af28430979fe39767",
-        k=5, label="Gowalla (stand-in: 32,229-row subset)", skip_header=1, standin=True,
+        k=5,
+        label="Gowalla (stand-in: 32,229-row subset)",
+        skip_header=1,
+        standin=True,
         note="paper: 107,091 unique SNAP locations; this Liu et al. 2017 subset is a stand-in",
         public=((-90.0, -180.0), (90.0, 180.0)),  # latitude, longitude
     ),
     "digits": FileSource(
         "digits.csv.gz",
         "09f66e6debdee2cd2b5ae59e0d6abbb73fc2b0e0185d2e1957e9ebb51e23aa22",
-        k=10, label="Digits (8x8)", columns=(0, 64), class_column=64, domain=(0.0, 16.0),
+        k=10,
+        label="Digits (8x8)",
+        columns=(0, 64),
+        class_column=64,
+        domain=(0.0, 16.0),
         public=(0.0, 16.0),
     ),
 }
@@ -238,10 +268,13 @@ FILES: dict[str, FileSource] = {
 #: Datasets with no public copy: the user supplies the file (path in the spec).
 #: name -> (k, label, what the file holds)
 USER_FILES: dict[str, tuple[int, str, str]] = {
-    "tiger": (2, "TIGER (user file)",
-              "2006 TIGER/Line road intersections (WA + NM, 1% sample): text or .gz, one "
-              "record per line, the first two numeric columns (longitude, latitude), comma- "
-              "or whitespace-separated; a non-numeric header line is skipped"),
+    "tiger": (
+        2,
+        "TIGER (user file)",
+        "2006 TIGER/Line road intersections (WA + NM, 1% sample): text or .gz, one "
+        "record per line, the first two numeric columns (longitude, latitude), comma- "
+        "or whitespace-separated; a non-numeric header line is skipped",
+    ),
 }
 
 
@@ -249,12 +282,16 @@ def load_user_file(name: str, path: str, sha256: str = "") -> np.ndarray:
     """Read a user-supplied dataset file (format in :data:`USER_FILES`); (N, 2) float64."""
     p = Path(path).expanduser()
     if not p.is_file():
-        raise DataError(f"{p}: {name} file not found. TIGER has no public copy in datasets/; "
-                        f"supply one ({USER_FILES[name][2]}) and set datasets[].params.path")
+        raise DataError(
+            f"{p}: {name} file not found. TIGER has no public copy in datasets/; "
+            f"supply one ({USER_FILES[name][2]}) and set datasets[].params.path"
+        )
     blob = p.read_bytes()
     if sha256 and hashlib.sha256(blob).hexdigest() != sha256.lower():
-        raise DataError(f"{p}: checksum mismatch: sha256 is {hashlib.sha256(blob).hexdigest()}, "
-                        f"the spec expects {sha256}")
+        raise DataError(
+            f"{p}: checksum mismatch: sha256 is {hashlib.sha256(blob).hexdigest()}, "
+            f"the spec expects {sha256}"
+        )
     try:
         text = (gzip.decompress(blob) if blob[:2] == b"\x1f\x8b" else blob).decode(errors="replace")
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
@@ -265,8 +302,9 @@ def load_user_file(name: str, path: str, sha256: str = "") -> np.ndarray:
         raw = np.loadtxt(io.StringIO(text), delimiter=delimiter, ndmin=2, usecols=(0, 1))
     except ValueError:
         try:
-            raw = np.loadtxt(io.StringIO(text), delimiter=delimiter, ndmin=2, usecols=(0, 1),
-                             skiprows=1)
+            raw = np.loadtxt(
+                io.StringIO(text), delimiter=delimiter, ndmin=2, usecols=(0, 1), skiprows=1
+            )
         except ValueError as exc:
             raise DataError(f"{p}: cannot read two numeric columns: {exc}") from None
     if len(raw) < 2:
@@ -282,15 +320,15 @@ USER_PUBLIC = {"tiger": ((-180.0, -90.0), (180.0, 90.0))}
 @functools.lru_cache(maxsize=8)
 def _user_file_cached(name: str, path: str, sha256: str, bounds: str = "data") -> Dataset:
     k, label, _ = USER_FILES[name]
-    X, lo, hi, clipped = _scaled(load_user_file(name, path, sha256), bounds,
-                                 USER_PUBLIC.get(name), name)
+    X, lo, hi, clipped = _scaled(
+        load_user_file(name, path, sha256), bounds, USER_PUBLIC.get(name), name
+    )
     return Dataset(name, X, k, label, lo, hi, False, str(path), bounds=bounds, clipped=clipped)
 
 
-
-
-def sphere_packing(k: int, d: int, rng: np.random.Generator, r: float = 1.0,
-                   max_rejections: int = 100) -> tuple[np.ndarray, float]:
+def sphere_packing(
+    k: int, d: int, rng: np.random.Generator, r: float = 1.0, max_rejections: int = 100
+) -> tuple[np.ndarray, float]:
     """k centres in [-r, r]^d pairwise ≥ 2a apart (docs/methods.md A0; diffprivlib's
     ``_init_centers``).
 
@@ -328,8 +366,15 @@ def synthetic(N: int, k: int, d: int, seed: int) -> Dataset:
     X = np.concatenate([rng.normal(means[j], sigma, size=(sizes[j], d)) for j in range(k)])
     X = np.ascontiguousarray(np.clip(X, -1.0, 1.0))
     ones = np.ones(d)
-    return Dataset(f"synthetic(N={N},k={k},d={d},seed={seed})", X, k,
-                   f"Synthetic k={k} d={d}", -ones, ones, source="generator, docs/methods.md A0")
+    return Dataset(
+        f"synthetic(N={N},k={k},d={d},seed={seed})",
+        X,
+        k,
+        f"Synthetic k={k} d={d}",
+        -ones,
+        ones,
+        source="generator, docs/methods.md A0",
+    )
 
 
 def uniform(N: int, d: int, lo: float, hi: float, k: int, seed: int) -> Dataset:
@@ -339,12 +384,20 @@ def uniform(N: int, d: int, lo: float, hi: float, k: int, seed: int) -> Dataset:
     raw = rng.uniform(lo, hi, size=(N, d))
     lo_v, hi_v = np.full(d, float(lo)), np.full(d, float(hi))
     X = np.ascontiguousarray(2.0 * (raw - lo_v) / (hi_v - lo_v) - 1.0)
-    return Dataset(f"uniform(N={N},d={d},lo={lo:g},hi={hi:g},seed={seed})", X, k,
-                   f"Uniform [{lo:g}, {hi:g}]^{d}", lo_v, hi_v, source="generator")
+    return Dataset(
+        f"uniform(N={N},d={d},lo={lo:g},hi={hi:g},seed={seed})",
+        X,
+        k,
+        f"Uniform [{lo:g}, {hi:g}]^{d}",
+        lo_v,
+        hi_v,
+        source="generator",
+    )
 
 
-def _sklearn_2d(kind: str, N: int, k: int, spread: float, seed: int,
-                bounds: str = "data") -> Dataset:
+def _sklearn_2d(
+    kind: str, N: int, k: int, spread: float, seed: int, bounds: str = "data"
+) -> Dataset:
     """scikit-learn's ``make_blobs`` (k centres, cluster std ``spread``) or ``make_moons``
     (noise ``spread``), seeded from the spec's stream; ground-truth classes kept."""
     from sklearn.datasets import make_blobs, make_moons
@@ -360,25 +413,42 @@ def _sklearn_2d(kind: str, N: int, k: int, spread: float, seed: int,
         # the noiseless moons span x in [-1, 2], y in [-0.5, 1]
         public = ((-1.0 - 4 * spread, -0.5 - 4 * spread), (2.0 + 4 * spread, 1.0 + 4 * spread))
     X, lo, hi, clipped = _scaled(raw, bounds, public, kind)
-    return Dataset(f"{kind}(N={N},k={k},spread={spread:g},seed={seed})", X, k,
-                   f"{kind.capitalize()} (scikit-learn, N={N})", lo, hi, source="generator",
-                   classes=y.astype(np.int64), bounds=bounds, clipped=clipped)
+    return Dataset(
+        f"{kind}(N={N},k={k},spread={spread:g},seed={seed})",
+        X,
+        k,
+        f"{kind.capitalize()} (scikit-learn, N={N})",
+        lo,
+        hi,
+        source="generator",
+        classes=y.astype(np.int64),
+        bounds=bounds,
+        clipped=clipped,
+    )
 
 
 #: name -> (parameter defaults, builder, description). Parameter types follow the defaults.
 GENERATORS = {
-    "synthetic": ({"N": 10_000, "k": 5, "d": 2, "seed": 0}, synthetic,
-                  "k Gaussian clusters in [-1, 1]^d (docs/methods.md A0)"),
-    "uniform": ({"N": 2000, "d": 1, "lo": 0.0, "hi": 25.0, "k": 2, "seed": 0}, uniform,
-                "i.i.d. uniform on [lo, hi]^d (Paper B distances)"),
-    "blobs": ({"N": 500, "k": 4, "spread": 1.0, "seed": 0},
-              lambda N, k, spread, seed, bounds="data": _sklearn_2d("blobs", N, k, spread,
-                                                                     seed, bounds),
-              "scikit-learn make_blobs, cluster std = spread (Paper B Fig. 7)"),
-    "moons": ({"N": 500, "k": 2, "spread": 0.06, "seed": 0},
-              lambda N, k, spread, seed, bounds="data": _sklearn_2d("moons", N, k, spread,
-                                                                     seed, bounds),
-              "scikit-learn make_moons, noise = spread (Paper B Fig. 7)"),
+    "synthetic": (
+        {"N": 10_000, "k": 5, "d": 2, "seed": 0},
+        synthetic,
+        "k Gaussian clusters in [-1, 1]^d (docs/methods.md A0)",
+    ),
+    "uniform": (
+        {"N": 2000, "d": 1, "lo": 0.0, "hi": 25.0, "k": 2, "seed": 0},
+        uniform,
+        "i.i.d. uniform on [lo, hi]^d (Paper B distances)",
+    ),
+    "blobs": (
+        {"N": 500, "k": 4, "spread": 1.0, "seed": 0},
+        lambda N, k, spread, seed, bounds="data": _sklearn_2d("blobs", N, k, spread, seed, bounds),
+        "scikit-learn make_blobs, cluster std = spread (Paper B Fig. 7)",
+    ),
+    "moons": (
+        {"N": 500, "k": 2, "spread": 0.06, "seed": 0},
+        lambda N, k, spread, seed, bounds="data": _sklearn_2d("moons", N, k, spread, seed, bounds),
+        "scikit-learn make_moons, noise = spread (Paper B Fig. 7)",
+    ),
 }
 
 
@@ -388,18 +458,47 @@ def names() -> list[str]:
 
 def describe() -> list[dict]:
     """One row per registry entry, for ``dpcluster list``."""
-    rows = [{"name": n, "k": f.k, "label": f.label, "source": f"datasets/{f.file}",
-             "params": "k (override)"} for n, f in FILES.items()]
-    rows += [{"name": n, "k": k, "label": label, "source": "user file (params.path)",
-              "params": "path (required), sha256, k"} for n, (k, label, _) in USER_FILES.items()]
+    rows = [
+        {
+            "name": n,
+            "k": f.k,
+            "label": f.label,
+            "source": f"datasets/{f.file}",
+            "params": "k (override)",
+        }
+        for n, f in FILES.items()
+    ]
+    rows += [
+        {
+            "name": n,
+            "k": k,
+            "label": label,
+            "source": "user file (params.path)",
+            "params": "path (required), sha256, k",
+        }
+        for n, (k, label, _) in USER_FILES.items()
+    ]
     for n, (defaults, _, label) in GENERATORS.items():
-        rows.append({"name": n, "k": "param", "label": label,
-                     "source": "generator",
-                     "params": ", ".join(f"{p}={v}" for p, v in defaults.items())})
+        rows.append(
+            {
+                "name": n,
+                "k": "param",
+                "label": label,
+                "source": "generator",
+                "params": ", ".join(f"{p}={v}" for p, v in defaults.items()),
+            }
+        )
     from .userdata import CSV_PARAMS
 
-    rows.append({"name": "csv", "k": "param", "label": "your own csv file (docs/datasets.md)",
-                 "source": "user file (params.path)", "params": ", ".join(CSV_PARAMS)})
+    rows.append(
+        {
+            "name": "csv",
+            "k": "param",
+            "label": "your own csv file (docs/datasets.md)",
+            "source": "user file (params.path)",
+            "params": ", ".join(CSV_PARAMS),
+        }
+    )
     return rows
 
 
@@ -409,10 +508,25 @@ def _load_file_cached(name: str, bounds: str = "data") -> Dataset:
     table = src.load()
     X, lo, hi, clipped = _scaled(src.features(table), bounds, src.public, name)
     classes = table[:, src.class_column].astype(np.int64) if src.class_column is not None else None
-    dom = (np.full(X.shape[1], src.domain[0]), np.full(X.shape[1], src.domain[1])) \
-        if src.domain else (None, None)
-    return Dataset(name, X, src.k, src.label, lo, hi, src.standin, f"datasets/{src.file}",
-                   classes, *dom, bounds=bounds, clipped=clipped)
+    dom = (
+        (np.full(X.shape[1], src.domain[0]), np.full(X.shape[1], src.domain[1]))
+        if src.domain
+        else (None, None)
+    )
+    return Dataset(
+        name,
+        X,
+        src.k,
+        src.label,
+        lo,
+        hi,
+        src.standin,
+        f"datasets/{src.file}",
+        classes,
+        *dom,
+        bounds=bounds,
+        clipped=clipped,
+    )
 
 
 @functools.lru_cache(maxsize=128)
@@ -442,13 +556,15 @@ def load(name: str, **params) -> Dataset:
         defaults = GENERATORS[name][0]
         unknown = set(params) - set(defaults)
         if unknown:
-            raise DataError(f"{name}: unknown parameter(s) {sorted(unknown)}; known: "
-                            f"{sorted(defaults)}")
+            raise DataError(
+                f"{name}: unknown parameter(s) {sorted(unknown)}; known: {sorted(defaults)}"
+            )
         p = {key: type(v)(params.get(key, v)) for key, v in defaults.items()}
         return _generated_cached(name, tuple(sorted({**p, "bounds": bounds}.items())))
     if name in USER_FILES:
-        ds = _user_file_cached(name, str(params.get("path", "")), str(params.get("sha256", "")),
-                               bounds)
+        ds = _user_file_cached(
+            name, str(params.get("path", "")), str(params.get("sha256", "")), bounds
+        )
     elif name in FILES:
         ds = _load_file_cached(name, bounds)
     else:

@@ -67,8 +67,15 @@ class DPKMeans(ClusterMixin, BaseEstimator):
     bounds_ : (lo, hi) arrays used for scaling.
     """
 
-    def __init__(self, n_clusters=8, epsilon=1.0, method="dplloyd", bounds=None,
-                 random_state=None, method_params=None):
+    def __init__(
+        self,
+        n_clusters=8,
+        epsilon=1.0,
+        method="dplloyd",
+        bounds=None,
+        random_state=None,
+        method_params=None,
+    ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.method = method
@@ -136,8 +143,10 @@ class DPKMeans(ClusterMixin, BaseEstimator):
         check_is_fitted(self, "cluster_centers_")
         X = check_array(X, dtype=np.float64)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
-                             f"expecting {self.n_features_in_} features as input.")
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                f"expecting {self.n_features_in_} features as input."
+            )
         return self._nearest(self._scale(X))
 
     def fit_predict(self, X, y=None):
@@ -186,8 +195,9 @@ class DPBVEncoder(TransformerMixin, BaseEstimator):
         self.ledger_ = Ledger(LOCAL)
         lo = np.array([c.lo for c in self.codec_.attributes])
         hi = np.array([c.hi for c in self.codec_.attributes])
-        return self.codec_.encode(np.clip(X, lo, hi), float(self.epsilon),
-                                  self._rng.spawn(1)[0], self.ledger_)
+        return self.codec_.encode(
+            np.clip(X, lo, hi), float(self.epsilon), self._rng.spawn(1)[0], self.ledger_
+        )
 
 
 def dpbv_distances(encoder: DPBVEncoder, E, F=None) -> np.ndarray:

@@ -31,10 +31,29 @@ from .privacy import LOCAL
 from .rng import StreamFactory, canonical, identity_hex
 from .spec import AlgorithmSpec, DatasetSpec, Spec
 
-RUN_COLUMNS = ["dataset", "dataset_label", "standin", "N", "d", "k", "algorithm", "variant",
-               "params", "epsilon", "init", "rep", "nicv", "epsilon_claimed",
-               "epsilon_provable", "bounds", "iterations", "seed", "stream", "cell",
-               "wall_time_s"]
+RUN_COLUMNS = [
+    "dataset",
+    "dataset_label",
+    "standin",
+    "N",
+    "d",
+    "k",
+    "algorithm",
+    "variant",
+    "params",
+    "epsilon",
+    "init",
+    "rep",
+    "nicv",
+    "epsilon_claimed",
+    "epsilon_provable",
+    "bounds",
+    "iterations",
+    "seed",
+    "stream",
+    "cell",
+    "wall_time_s",
+]
 
 
 @dataclass(frozen=True)
@@ -62,9 +81,15 @@ class Cell:
 
     @property
     def identity(self) -> dict:
-        return {"seed": self.seed, "dataset": self.dataset.key, "algorithm": self.algorithm.name,
-                "params": self.run_params, "epsilon": self.epsilon,
-                "repeat": self.algorithm.repeat, "init": [self.n_init, self.init_method]}
+        return {
+            "seed": self.seed,
+            "dataset": self.dataset.key,
+            "algorithm": self.algorithm.name,
+            "params": self.run_params,
+            "epsilon": self.epsilon,
+            "repeat": self.algorithm.repeat,
+            "init": [self.n_init, self.init_method],
+        }
 
     @property
     def id(self) -> str:
@@ -81,8 +106,15 @@ class Cell:
         """The cell as its entry's planning callables see it (the dataset is loaded once,
         from the loader's cache)."""
         ds = data.load(self.dataset.name, **self.dataset.kwargs)
-        return CellShape(ds.N, ds.d, ds.k, self.epsilon, self.algorithm.kwargs,
-                         self.algorithm.repeat, self.n_init)
+        return CellShape(
+            ds.N,
+            ds.d,
+            ds.k,
+            self.epsilon,
+            self.algorithm.kwargs,
+            self.algorithm.repeat,
+            self.n_init,
+        )
 
     @property
     def n_runs(self) -> int:
@@ -99,8 +131,9 @@ def expand(spec: Spec) -> list[Cell]:
     for ds in spec.datasets:
         for alg in spec.algorithms:
             eps_grid = spec.epsilon if lookup(alg.name, alg.source).private else (math.inf,)
-            cells += [Cell(ds, alg, eps, spec.seed, spec.init.sets, spec.init.method)
-                      for eps in eps_grid]
+            cells += [
+                Cell(ds, alg, eps, spec.seed, spec.init.sets, spec.init.method) for eps in eps_grid
+            ]
     return cells
 
 
@@ -123,8 +156,17 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
         info = cell.info
         streams = StreamFactory(cell.seed, cell.stream_prefix)
         init_streams = StreamFactory(cell.seed, (cell.dataset.key, "k", ds.k))
-        ctx = CellContext(ds, ds.k, cell.epsilon, cell.algorithm.kwargs, cell.algorithm.repeat,
-                          cell.n_init, cell.init_method, streams, init_streams)
+        ctx = CellContext(
+            ds,
+            ds.k,
+            cell.epsilon,
+            cell.algorithm.kwargs,
+            cell.algorithm.repeat,
+            cell.n_init,
+            cell.init_method,
+            streams,
+            init_streams,
+        )
         start = time.perf_counter()
         rows, ledger = info.run_cell(ctx)
         wall = time.perf_counter() - start
@@ -142,8 +184,10 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
         df["bounds"] = ds.bounds
         df["seed"] = cell.seed
         if "stream" not in df.columns:  # entries that draw ("run", init, rep) say nothing
-            df["stream"] = [identity_hex((*cell.stream_prefix, "run", int(i), int(r)))
-                            for i, r in zip(df["init"], df["rep"])]
+            df["stream"] = [
+                identity_hex((*cell.stream_prefix, "run", int(i), int(r)))
+                for i, r in zip(df["init"], df["rep"])
+            ]
         df["cell"] = cell.id
         df["wall_time_s"] = wall / len(df)  # amortised: runs of a cell share kernel passes
         extra = [c for c in df.columns if c not in RUN_COLUMNS]
@@ -151,12 +195,20 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
         ledger = {**ledger, "bounds": ds.bounds}
         declared_domain = ledger.get("neighbouring") == LOCAL and ds.domain_lo is not None
         if ds.bounds == "data" and ledger.get("entries") and not declared_domain:
-            ledger["note"] = ("ε assumes public bounds: the data were scaled by their own min "
-                              "and max (bounds: data)")
-        meta = {"identity": cell.identity, "ledger": ledger, "wall_time_s": wall,
-                "n_runs": len(df), "numba_threads": numba_threads,
-                "dpcluster": __version__, "git_commit": _git_commit(),
-                "created": datetime.now(UTC).isoformat(timespec="seconds")}
+            ledger["note"] = (
+                "ε assumes public bounds: the data were scaled by their own min "
+                "and max (bounds: data)"
+            )
+        meta = {
+            "identity": cell.identity,
+            "ledger": ledger,
+            "wall_time_s": wall,
+            "n_runs": len(df),
+            "numba_threads": numba_threads,
+            "dpcluster": __version__,
+            "git_commit": _git_commit(),
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
         return CellOutcome(cell, df, meta)
     except Exception as exc:  # noqa: BLE001 - reported per cell, the rest of the spec goes on
         return CellOutcome(cell, error=f"{type(exc).__name__}: {exc}")
@@ -181,17 +233,23 @@ def check_spec(spec: Spec) -> list[str]:
     for ds_spec in spec.datasets:
         ds = data.load(ds_spec.name, **ds_spec.kwargs)
         if ds.k > ds.N:
-            raise DataError(f"{spec.path}: dataset {ds_spec.key}: k = {ds.k} clusters is more "
-                            f"than its N = {ds.N} records")
+            raise DataError(
+                f"{spec.path}: dataset {ds_spec.key}: k = {ds.k} clusters is more "
+                f"than its N = {ds.N} records"
+            )
         warnings += data.warnings_for(ds)
     cells = expand(spec)
     runs = sum(c.n_runs for c in cells)
     need, have = runs * ROW_BYTES, _physical_memory()
     if need > have // 2:
         heavy = max(spec.algorithms, key=lambda a: a.repeat)
-        raise SpecError(spec.path, "algorithms[].repeat", heavy.repeat,
-                        f"gives {runs:,} runs, whose rows need about {need / 2**30:.1f} GiB; "
-                        f"this machine has {have / 2**30:.1f} GiB")
+        raise SpecError(
+            spec.path,
+            "algorithms[].repeat",
+            heavy.repeat,
+            f"gives {runs:,} runs, whose rows need about {need / 2**30:.1f} GiB; "
+            f"this machine has {have / 2**30:.1f} GiB",
+        )
     return warnings
 
 
@@ -209,8 +267,16 @@ class RunReport:
 @functools.lru_cache(maxsize=1)
 def _git_commit() -> str | None:
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                              cwd=Path(__file__).parent, timeout=5).stdout.strip() or None
+        return (
+            subprocess.run(
+                ["git", "rev-parse", "HEAD"],
+                capture_output=True,
+                text=True,
+                cwd=Path(__file__).parent,
+                timeout=5,
+            ).stdout.strip()
+            or None
+        )
     except (OSError, subprocess.SubprocessError):
         return None
 
@@ -220,9 +286,14 @@ def _versions() -> dict:
     import numba
     import numpy
 
-    return {"dpcluster": __version__, "python": platform.python_version(),
-            "numpy": numpy.__version__, "numba": numba.__version__, "pandas": pd.__version__,
-            "joblib": joblib.__version__}
+    return {
+        "dpcluster": __version__,
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "numba": numba.__version__,
+        "pandas": pd.__version__,
+        "joblib": joblib.__version__,
+    }
 
 
 #: ``progress(cells_done, cells_total, work_fraction)``; the fraction counts only the work
@@ -281,9 +352,12 @@ def _check_owner(spec: Spec, out: Path, force: bool) -> None:
         raise ResultsError(
             f"{out}: written by spec {old.get('spec_file')} (hash {str(old['spec_hash'])[:12]}),"
             f" not by {spec.path} (hash {spec.hash[:12]}); give this spec another name or "
-            "--out, or pass --force to replace those results")
-    _warn(f"{spec.path} changed since {out} was written; finished cells that still belong "
-          "to it are reused")
+            "--out, or pass --force to replace those results"
+        )
+    _warn(
+        f"{spec.path} changed since {out} was written; finished cells that still belong "
+        "to it are reused"
+    )
 
 
 def _plan(spec: Spec, out: Path | str | None, force: bool) -> _Plan:
@@ -306,9 +380,14 @@ def _plan(spec: Spec, out: Path | str | None, force: bool) -> _Plan:
 BACKENDS = ("local", "dask")
 
 
-def run_specs(specs: list[tuple[Spec, Path | str | None]], jobs: int = 1, force: bool = False,
-              progress: ProgressFn | None = None, backend: str = "local",
-              scheduler: str | None = None) -> list[RunReport]:
+def run_specs(
+    specs: list[tuple[Spec, Path | str | None]],
+    jobs: int = 1,
+    force: bool = False,
+    progress: ProgressFn | None = None,
+    backend: str = "local",
+    scheduler: str | None = None,
+) -> list[RunReport]:
     """Run every unfinished cell of several specs in one worker pool, then write each
     spec's tables under its ``out`` (default ``results/<name>``).
 
@@ -324,9 +403,11 @@ def run_specs(specs: list[tuple[Spec, Path | str | None]], jobs: int = 1, force:
     outs = [Path(out) if out is not None else spec.default_out for spec, out in specs]
     for i, out in enumerate(outs):
         if out in outs[:i]:
-            raise ResultsError(f"{out}: two specs in this run write here "
-                               f"({specs[outs.index(out)][0].path} and {specs[i][0].path}); "
-                               "give them different names")
+            raise ResultsError(
+                f"{out}: two specs in this run write here "
+                f"({specs[outs.index(out)][0].path} and {specs[i][0].path}); "
+                "give them different names"
+            )
     plans = [_plan(spec, out, force) for spec, out in specs]
     needed: dict[str, list[_Plan]] = {}
     unique: dict[str, Cell] = {}
@@ -341,8 +422,11 @@ def run_specs(specs: list[tuple[Spec, Path | str | None]], jobs: int = 1, force:
     work_total, work_done = sum(cost.values()), 0.0
     if progress:
         progress(done, cells_total, 0.0 if order else 1.0)
-    outcomes = _execute_dask(order, jobs, scheduler) if backend == "dask" and order else \
-        _execute(order, jobs)
+    outcomes = (
+        _execute_dask(order, jobs, scheduler)
+        if backend == "dask" and order
+        else _execute(order, jobs)
+    )
     for outcome in outcomes:
         cid = outcome.cell.id
         for plan in needed[cid]:
@@ -361,9 +445,15 @@ def run_specs(specs: list[tuple[Spec, Path | str | None]], jobs: int = 1, force:
     return [_finish(plan, jobs) for plan in plans]
 
 
-def run_spec(spec: Spec, out: Path | str | None = None, jobs: int = 1, force: bool = False,
-             progress: ProgressFn | None = None, backend: str = "local",
-             scheduler: str | None = None) -> RunReport:
+def run_spec(
+    spec: Spec,
+    out: Path | str | None = None,
+    jobs: int = 1,
+    force: bool = False,
+    progress: ProgressFn | None = None,
+    backend: str = "local",
+    scheduler: str | None = None,
+) -> RunReport:
     """Run every unfinished cell of ``spec`` and write the result tables under ``out``."""
     return run_specs([(spec, out)], jobs, force, progress, backend, scheduler)[0]
 
@@ -385,8 +475,11 @@ def _read_rows(out: Path, cell: Cell) -> pd.DataFrame:
 def _tables(spec: Spec, out: Path, cells: list[Cell]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """runs.csv and summary.csv of a spec, from its verified cells, in spec order."""
     ok = [c for c in cells if results.cell_done(out, c.id)]
-    runs = pd.concat([_read_rows(out, c) for c in ok], ignore_index=True) if ok \
+    runs = (
+        pd.concat([_read_rows(out, c) for c in ok], ignore_index=True)
+        if ok
         else pd.DataFrame(columns=RUN_COLUMNS)
+    )
     summary = results.summarise(runs, spec.metrics) if len(runs) else pd.DataFrame()
     return runs, summary
 
@@ -397,8 +490,11 @@ def list_results(root: Path | str) -> list[dict]:
     from . import spec as spec_mod
 
     root = Path(root)
-    folders = [root] if (root / "meta.json").is_file() else \
-        sorted(p.parent for p in root.glob("*/meta.json"))
+    folders = (
+        [root]
+        if (root / "meta.json").is_file()
+        else sorted(p.parent for p in root.glob("*/meta.json"))
+    )
     rows = []
     for out in folders:
         meta = _previous(out / "meta.json")
@@ -410,11 +506,19 @@ def list_results(root: Path | str) -> list[dict]:
             total = len(cells)
         except DpclusterError:
             done = total = -1
-        rows.append({"folder": str(out), "spec_name": str(meta["spec"].get("name", "")),
-                     "spec_hash": str(meta.get("spec_hash", "")),
-                     "spec_file": meta.get("spec_file"), "overrides": meta.get("overrides", []),
-                     "cells_done": done, "cells_total": total,
-                     "git_commit": meta.get("git_commit"), "finished": meta.get("finished")})
+        rows.append(
+            {
+                "folder": str(out),
+                "spec_name": str(meta["spec"].get("name", "")),
+                "spec_hash": str(meta.get("spec_hash", "")),
+                "spec_file": meta.get("spec_file"),
+                "overrides": meta.get("overrides", []),
+                "cells_done": done,
+                "cells_total": total,
+                "git_commit": meta.get("git_commit"),
+                "finished": meta.get("finished"),
+            }
+        )
     return rows
 
 
@@ -425,8 +529,11 @@ def verify_folder(folder: Path | str) -> tuple[int, list[str]]:
     from . import spec as spec_mod
 
     folder = Path(folder)
-    folders = [folder] if (folder / "meta.json").is_file() else \
-        sorted(p.parent for p in folder.glob("*/meta.json"))
+    folders = (
+        [folder]
+        if (folder / "meta.json").is_file()
+        else sorted(p.parent for p in folder.glob("*/meta.json"))
+    )
     problems: list[str] = []
     for out in folders:
         meta = _previous(out / "meta.json")
@@ -468,21 +575,47 @@ def _finish(plan: _Plan, jobs: int) -> RunReport:
         plotting.render(spec, summary, out)
     computed = len(plan.todo) - len(plan.failures)
     resumed = len(cells) - len(plan.todo)
-    meta = {"spec": spec.raw, "spec_file": spec.path, "spec_hash": spec.hash,
-            "overrides": [f"{k}={v}" for k, v in spec.overrides],
-            "versions": _versions(), "git_commit": _git_commit(), "started": plan.started,
-            "finished": datetime.now(UTC).isoformat(timespec="seconds"),
-            "jobs": jobs, "cells_total": len(cells), "cells_computed": computed,
-            "cells_resumed": resumed, "cells_borrowed": len(plan.borrowed),
-            "failures": plan.failures, "argv": sys.argv}
-    meta["data_warnings"] = sorted({w for ds in spec.datasets for w in data.warnings_for(
-        data.load(ds.name, **ds.kwargs))})
+    meta = {
+        "spec": spec.raw,
+        "spec_file": spec.path,
+        "spec_hash": spec.hash,
+        "overrides": [f"{k}={v}" for k, v in spec.overrides],
+        "versions": _versions(),
+        "git_commit": _git_commit(),
+        "started": plan.started,
+        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+        "jobs": jobs,
+        "cells_total": len(cells),
+        "cells_computed": computed,
+        "cells_resumed": resumed,
+        "cells_borrowed": len(plan.borrowed),
+        "failures": plan.failures,
+        "argv": sys.argv,
+    }
+    meta["data_warnings"] = sorted(
+        {w for ds in spec.datasets for w in data.warnings_for(data.load(ds.name, **ds.kwargs))}
+    )
     history = _history(out / "meta.json")
-    meta["borrowed_from"] = {**_previous(out / "meta.json").get("borrowed_from", {}),
-                             **plan.borrowed}
-    meta["history"] = history + [{key: meta[key] for key in (
-        "started", "finished", "git_commit", "jobs", "cells_computed", "cells_resumed",
-        "cells_borrowed", "failures", "argv")}]
+    meta["borrowed_from"] = {
+        **_previous(out / "meta.json").get("borrowed_from", {}),
+        **plan.borrowed,
+    }
+    meta["history"] = history + [
+        {
+            key: meta[key]
+            for key in (
+                "started",
+                "finished",
+                "git_commit",
+                "jobs",
+                "cells_computed",
+                "cells_resumed",
+                "cells_borrowed",
+                "failures",
+                "argv",
+            )
+        }
+    ]
     results.atomic_write_text(out / "meta.json", json.dumps(meta, indent=1, default=str))
     return RunReport(out, len(cells), computed, resumed, plan.failures, runs, summary)
 
@@ -512,7 +645,8 @@ def _execute(todo: list[Cell], jobs: int):
 
     threads = 1  # one process per job; numba inside each worker runs single-threaded
     yield from Parallel(n_jobs=jobs, return_as="generator_unordered")(
-        delayed(run_cell)(c, threads) for c in todo)
+        delayed(run_cell)(c, threads) for c in todo
+    )
 
 
 def _execute_dask(todo: list[Cell], jobs: int, scheduler: str | None):
@@ -525,15 +659,21 @@ def _execute_dask(todo: list[Cell], jobs: int, scheduler: str | None):
 
     cluster = None
     if scheduler:
-        client = Client(scheduler_file=scheduler) if Path(scheduler).is_file() else \
-            Client(scheduler)
+        client = (
+            Client(scheduler_file=scheduler) if Path(scheduler).is_file() else Client(scheduler)
+        )
     else:
-        cluster = LocalCluster(n_workers=max(1, jobs), threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+        cluster = LocalCluster(
+            n_workers=max(1, jobs), threads_per_worker=1, processes=True, dashboard_address=None
+        )
         client = Client(cluster)
     try:
-        futures = {client.submit(run_cell, c, 1, pure=False, key=f"dpcluster-cell-{c.id}",
-                                 priority=len(todo) - i): c for i, c in enumerate(todo)}
+        futures = {
+            client.submit(
+                run_cell, c, 1, pure=False, key=f"dpcluster-cell-{c.id}", priority=len(todo) - i
+            ): c
+            for i, c in enumerate(todo)
+        }
         for fut in as_completed(futures):
             if fut.status == "error":  # a worker died: the cell fails, the rest go on
                 exc = fut.exception()

@@ -50,8 +50,9 @@ def _save(fig, out: Path, stem: str) -> list[Path]:
     return paths
 
 
-def nicv_vs_epsilon(summary: pd.DataFrame, out: Path, stem: str, title: str = "",
-                    log_y: bool = True) -> list[Path]:
+def nicv_vs_epsilon(
+    summary: pd.DataFrame, out: Path, stem: str, title: str = "", log_y: bool = True
+) -> list[Path]:
     datasets = list(dict.fromkeys(summary["dataset"]))
     base = _baseline(summary)
     ncols = min(3, len(datasets))
@@ -74,7 +75,7 @@ def nicv_vs_epsilon(summary: pd.DataFrame, out: Path, stem: str, title: str = ""
         ax.set_ylabel("NICV")
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(datasets):]:
+    for ax in list(axes.flat)[len(datasets) :]:
         ax.set_visible(False)
     if title:
         fig.suptitle(title)
@@ -82,8 +83,14 @@ def nicv_vs_epsilon(summary: pd.DataFrame, out: Path, stem: str, title: str = ""
     return _save(fig, out, stem)
 
 
-def gap_vs_param(summary: pd.DataFrame, out: Path, stem: str, xs: tuple[str, ...],
-                 title: str = "", log_y: bool = False) -> list[Path]:
+def gap_vs_param(
+    summary: pd.DataFrame,
+    out: Path,
+    stem: str,
+    xs: tuple[str, ...],
+    title: str = "",
+    log_y: bool = False,
+) -> list[Path]:
     base = _baseline(summary)
     priv = summary[np.isfinite(summary["epsilon"]) & summary["dataset"].isin(base.index)].copy()
     priv["gap"] = priv["mean"] - priv["dataset"].map(base)
@@ -110,7 +117,7 @@ def _panels(summary: pd.DataFrame, ylabel: str, title: str):
     ncols = min(3, len(datasets))
     nrows = math.ceil(len(datasets) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
-    for ax in list(axes.flat)[len(datasets):]:
+    for ax in list(axes.flat)[len(datasets) :]:
         ax.set_visible(False)
     if title:
         fig.suptitle(title)
@@ -124,9 +131,20 @@ def _panels(summary: pd.DataFrame, ylabel: str, title: str):
     return fig, panels
 
 
-def _per_dataset_lines(rows: pd.DataFrame, out: Path, stem: str, x: str, series: str,
-                       y: str, ylabel: str, xlabel: str, title: str, log_x: bool,
-                       log_y: bool, baseline: pd.Series | None = None) -> list[Path]:
+def _per_dataset_lines(
+    rows: pd.DataFrame,
+    out: Path,
+    stem: str,
+    x: str,
+    series: str,
+    y: str,
+    ylabel: str,
+    xlabel: str,
+    title: str,
+    log_x: bool,
+    log_y: bool,
+    baseline: pd.Series | None = None,
+) -> list[Path]:
     """One panel per dataset; one line of ``y`` vs ``x`` per value of ``series``; the
     baseline (per dataset) as a dashed line when given."""
     fig, panels = _panels(rows, ylabel, title)
@@ -146,29 +164,67 @@ def _per_dataset_lines(rows: pd.DataFrame, out: Path, stem: str, x: str, series:
     return _save(fig, out, stem)
 
 
-def nicv_vs_step(summary: pd.DataFrame, out: Path, stem: str, title: str = "",
-                 log_y: bool = True) -> list[Path]:
+def nicv_vs_step(
+    summary: pd.DataFrame, out: Path, stem: str, title: str = "", log_y: bool = True
+) -> list[Path]:
     """Figure 4: mean NICV after each iteration (Lloyd over init sets, Gene over runs)."""
     traced = summary[summary["step"].notna()] if "step" in summary else summary.iloc[:0]
-    return _per_dataset_lines(traced, out, stem, "step", "variant", "mean", "NICV",
-                              "iteration", title, False, log_y, _baseline(summary))
+    return _per_dataset_lines(
+        traced,
+        out,
+        stem,
+        "step",
+        "variant",
+        "mean",
+        "NICV",
+        "iteration",
+        title,
+        False,
+        log_y,
+        _baseline(summary),
+    )
 
 
-def nicv_vs_block(summary: pd.DataFrame, out: Path, stem: str, title: str = "",
-                  log_y: bool = True) -> list[Path]:
+def nicv_vs_block(
+    summary: pd.DataFrame, out: Path, stem: str, title: str = "", log_y: bool = True
+) -> list[Path]:
     """Figure 3: mean NICV vs block size (log x) for GkM, SAG and Noise."""
     blocks = summary[summary["block_size_mean"].notna()]
-    return _per_dataset_lines(blocks, out, stem, "block_size_mean", "algorithm", "mean", "NICV",
-                              "block size (records)", title, True, log_y, _baseline(summary))
+    return _per_dataset_lines(
+        blocks,
+        out,
+        stem,
+        "block_size_mean",
+        "algorithm",
+        "mean",
+        "NICV",
+        "block size (records)",
+        title,
+        True,
+        log_y,
+        _baseline(summary),
+    )
 
 
-def time_vs_epsilon(summary: pd.DataFrame, out: Path, stem: str, title: str = "",
-                    log_y: bool = True) -> list[Path]:
+def time_vs_epsilon(
+    summary: pd.DataFrame, out: Path, stem: str, title: str = "", log_y: bool = True
+) -> list[Path]:
     """Figure 7: mean wall-clock seconds per run vs ε (log x, log y), from ``timing.csv``."""
     timed = pd.read_csv(out / "timing.csv")
     timed = timed[np.isfinite(timed["epsilon"])]
-    return _per_dataset_lines(timed, out, stem, "epsilon", "variant", "wall_time_s_mean",
-                              "seconds per run", "ε", title, True, log_y)
+    return _per_dataset_lines(
+        timed,
+        out,
+        stem,
+        "epsilon",
+        "variant",
+        "wall_time_s_mean",
+        "seconds per run",
+        "ε",
+        title,
+        True,
+        log_y,
+    )
 
 
 def _x_values(sub: pd.DataFrame, x: str) -> pd.Series:
@@ -191,9 +247,17 @@ def _series_labels(s: pd.DataFrame, x: str) -> pd.Series:
     return pd.Series([label(a, p) for a, p in zip(s["algorithm"], params)], index=s.index)
 
 
-def lines(summary: pd.DataFrame, out: Path, stem: str, x: str, title: str = "",
-          log_y: bool = False, log_x: bool = False, xlabel: str = "",
-          metrics: tuple[str, ...] = ()) -> list[Path]:
+def lines(
+    summary: pd.DataFrame,
+    out: Path,
+    stem: str,
+    x: str,
+    title: str = "",
+    log_y: bool = False,
+    log_x: bool = False,
+    xlabel: str = "",
+    metrics: tuple[str, ...] = (),
+) -> list[Path]:
     """Metric means vs ``x``: one line per algorithm + the parameters that vary (and per ε
     when several). Panels: one per dataset family; with a single family and several
     ``metrics``, one per metric instead (95% CI band on the primary metric)."""
@@ -203,8 +267,11 @@ def lines(summary: pd.DataFrame, out: Path, stem: str, x: str, title: str = "",
     eps = s["epsilon"].replace(math.inf, np.nan)
     if eps.nunique() > 1 and x != "epsilon":
         s["_series"] += eps.map(lambda e: "" if e != e else f", ε={e:g}")
-    s["_panel"] = s["dataset_label"] if x not in ("d", "k", "N") else \
-        s["dataset"].str.replace(r"\(.*", "", regex=True)
+    s["_panel"] = (
+        s["dataset_label"]
+        if x not in ("d", "k", "N")
+        else s["dataset"].str.replace(r"\(.*", "", regex=True)
+    )
     primary = s["metric"].iloc[0] if "metric" in s else "value"
     families = list(dict.fromkeys(s["_panel"]))
     shown = [m for m in metrics if f"{m}_mean" in s.columns]
@@ -215,7 +282,7 @@ def lines(summary: pd.DataFrame, out: Path, stem: str, x: str, title: str = "",
     ncols = min(3, len(panels))
     nrows = math.ceil(len(panels) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.8 * nrows), squeeze=False)
-    for ax in list(axes.flat)[len(panels):]:
+    for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
     for ax, (family, metric) in zip(axes.flat, panels):
         sub = s[s["_panel"] == family]
@@ -225,8 +292,9 @@ def lines(summary: pd.DataFrame, out: Path, stem: str, x: str, title: str = "",
             ax.plot(g["_x"], g[y], marker="o", ms=3, label=series)
             if metric == primary:
                 ax.fill_between(g["_x"], g["ci95_low"], g["ci95_high"], alpha=0.2)
-        ax.set_title(family if len(families) > 1 or len(panels) == 1 else f"{family}: {metric}",
-                     fontsize=10)
+        ax.set_title(
+            family if len(families) > 1 or len(panels) == 1 else f"{family}: {metric}", fontsize=10
+        )
         ax.set_xlabel(xlabel or x)
         ax.set_ylabel(metric)
         if log_x:
@@ -252,7 +320,7 @@ def scatter(runs: pd.DataFrame, out: Path, stem: str, title: str = "") -> list[P
     ncols = min(4, n)
     nrows = math.ceil(n / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.4 * nrows), squeeze=False)
-    for ax in list(axes.flat)[len(firsts):]:
+    for ax in list(axes.flat)[len(firsts) :]:
         ax.set_visible(False)
     cache: dict[str, np.ndarray] = {}
     for ax, (_, row) in zip(axes.flat, firsts.iterrows()):
@@ -282,9 +350,15 @@ def table(summary: pd.DataFrame, out: Path, stem: str, metrics: tuple[str, ...])
     rows = []
     for _, r in summary.iterrows():
         eps = "" if not math.isfinite(r["epsilon"]) else f"{r['epsilon']:g}"
-        rows.append({"dataset": r["dataset_label"], "method": r["variant"], "epsilon": eps,
-                     "n": int(r["n"]),
-                     **{m: f"{r[f'{m}_mean']:.3f} ± {r[f'{m}_std']:.3f}" for m in present}})
+        rows.append(
+            {
+                "dataset": r["dataset_label"],
+                "method": r["variant"],
+                "epsilon": eps,
+                "n": int(r["n"]),
+                **{m: f"{r[f'{m}_mean']:.3f} ± {r[f'{m}_std']:.3f}" for m in present},
+            }
+        )
     df = pd.DataFrame(rows)
     head = "| " + " | ".join(df.columns) + " |"
     sep = "|" + "---|" * len(df.columns)
@@ -295,8 +369,11 @@ def table(summary: pd.DataFrame, out: Path, stem: str, metrics: tuple[str, ...])
     return paths
 
 
-KINDS = {"nicv_vs_step": nicv_vs_step, "nicv_vs_block": nicv_vs_block,
-         "time_vs_epsilon": time_vs_epsilon}
+KINDS = {
+    "nicv_vs_step": nicv_vs_step,
+    "nicv_vs_block": nicv_vs_block,
+    "time_vs_epsilon": time_vs_epsilon,
+}
 
 
 def render(spec, summary: pd.DataFrame, out: Path) -> list[Path]:
@@ -310,8 +387,17 @@ def render(spec, summary: pd.DataFrame, out: Path) -> list[Path]:
     if kind in KINDS:
         return KINDS[kind](summary, out, "figure", title, spec.plot.log_y)
     if kind == "lines":
-        return lines(summary, out, "figure", spec.plot.x[0], title, spec.plot.log_y,
-                     spec.plot.log_x, spec.plot.xlabel, spec.metrics)
+        return lines(
+            summary,
+            out,
+            "figure",
+            spec.plot.x[0],
+            title,
+            spec.plot.log_y,
+            spec.plot.log_x,
+            spec.plot.xlabel,
+            spec.metrics,
+        )
     if kind == "scatter":
         return scatter(pd.read_csv(out / "runs.csv"), out, "figure", title)
     if kind == "table":

@@ -43,11 +43,15 @@ class PluginError(RuntimeError):
     """A plugin broke the entry protocol (reported as the cell's failure)."""
 
 
-def algorithm(private: bool, summary: str = "", params: dict[str, Param] | None = None,
-              repeat: int = 10, repeat_doc: str = "independent runs",
-              metrics: tuple[str, ...] = ("nicv",), name: str = ""
-              ) -> Callable[[Callable[[CellContext], tuple[list[Row], Ledger | None]]],
-                            AlgorithmInfo]:
+def algorithm(
+    private: bool,
+    summary: str = "",
+    params: dict[str, Param] | None = None,
+    repeat: int = 10,
+    repeat_doc: str = "independent runs",
+    metrics: tuple[str, ...] = ("nicv",),
+    name: str = "",
+) -> Callable[[Callable[[CellContext], tuple[list[Row], Ledger | None]]], AlgorithmInfo]:
     """Turn a cell runner ``run(ctx) -> (rows, ledger)`` into a registry entry."""
 
     def wrap(run):
@@ -58,11 +62,15 @@ def algorithm(private: bool, summary: str = "", params: dict[str, Param] | None 
             rows = [dict(r) for r in rows]
             if private:
                 if not isinstance(ledger, Ledger):
-                    raise PluginError(f"{label} is private but returned "
-                                      f"{type(ledger).__name__} instead of a Ledger")
+                    raise PluginError(
+                        f"{label} is private but returned "
+                        f"{type(ledger).__name__} instead of a Ledger"
+                    )
                 if ledger.total_epsilon > ctx.epsilon * (1 + 1e-9):
-                    raise PluginError(f"{label} books ε = {ledger.total_epsilon:g} in a cell "
-                                      f"of ε = {ctx.epsilon:g}")
+                    raise PluginError(
+                        f"{label} books ε = {ledger.total_epsilon:g} in a cell "
+                        f"of ε = {ctx.epsilon:g}"
+                    )
                 defaults = spent(ledger)
             else:
                 defaults = NOT_PRIVATE
@@ -70,13 +78,24 @@ def algorithm(private: bool, summary: str = "", params: dict[str, Param] | None 
                 for key, value in defaults.items():
                     r.setdefault(key, value)
                 if private and not math.isfinite(r["epsilon_provable"]):
-                    raise PluginError(f"{label}: a private run's epsilon_provable is "
-                                      f"{r['epsilon_provable']}")
+                    raise PluginError(
+                        f"{label}: a private run's epsilon_provable is {r['epsilon_provable']}"
+                    )
             return rows, ledger.to_dict() if isinstance(ledger, Ledger) else {
-                "entries": [], "note": "not private"}
+                "entries": [],
+                "note": "not private",
+            }
 
-        return AlgorithmInfo(label, summary or (run.__doc__ or label).strip().splitlines()[0],
-                             private=private, repeat_default=repeat, repeat_doc=repeat_doc,
-                             run_cell=run_cell, params=dict(params or {}),
-                             count_runs=lambda shape: shape.repeat, metrics=metrics)
+        return AlgorithmInfo(
+            label,
+            summary or (run.__doc__ or label).strip().splitlines()[0],
+            private=private,
+            repeat_default=repeat,
+            repeat_doc=repeat_doc,
+            run_cell=run_cell,
+            params=dict(params or {}),
+            count_runs=lambda shape: shape.repeat,
+            metrics=metrics,
+        )
+
     return wrap

@@ -23,12 +23,51 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-GROUP = ["dataset", "dataset_label", "standin", "N", "d", "k", "algorithm", "variant",
-         "params", "epsilon"]
+GROUP = [
+    "dataset",
+    "dataset_label",
+    "standin",
+    "N",
+    "d",
+    "k",
+    "algorithm",
+    "variant",
+    "params",
+    "epsilon",
+]
 #: two-sided 97.5% Student-t quantiles for df = 1..30; beyond that the normal 1.96.
-_T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-         2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+_T975 = [
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+]
 
 
 def _umask() -> int:
@@ -74,8 +113,9 @@ def check_writable(out: Path) -> None:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise ResultsError(f"{out}: cannot write results here "
-                           f"({exc.strerror or type(exc).__name__})") from None
+        raise ResultsError(
+            f"{out}: cannot write results here ({exc.strerror or type(exc).__name__})"
+        ) from None
 
 
 def to_csv(df: pd.DataFrame) -> str:
@@ -97,8 +137,13 @@ def write_cell(out: Path, cell_id: str, rows: pd.DataFrame, meta: dict) -> None:
     csv_path, json_path = cell_paths(out, cell_id)
     blob = to_csv(rows).encode()
     atomic_write_bytes(csv_path, blob)
-    record = {**meta, "cell_format": CELL_FORMAT, "csv_sha256": hashlib.sha256(blob).hexdigest(),
-              "csv_rows": int(len(rows)), "csv_columns": [str(c) for c in rows.columns]}
+    record = {
+        **meta,
+        "cell_format": CELL_FORMAT,
+        "csv_sha256": hashlib.sha256(blob).hexdigest(),
+        "csv_rows": int(len(rows)),
+        "csv_columns": [str(c) for c in rows.columns],
+    }
     atomic_write_text(json_path, json.dumps(record, indent=1, sort_keys=True, default=str))
 
 
@@ -107,8 +152,11 @@ def verify_cell(out: Path, cell_id: str) -> str | None:
     line naming the file). Missing files are reported too; see :func:`cell_done`."""
     csv_path, json_path = cell_paths(out, cell_id)
     if not json_path.is_file():
-        return f"{json_path}: missing (its CSV has no commit record)" if csv_path.is_file() \
+        return (
+            f"{json_path}: missing (its CSV has no commit record)"
+            if csv_path.is_file()
             else f"{csv_path}: missing"
+        )
     if not csv_path.is_file():
         return f"{csv_path}: missing (its record {json_path.name} exists)"
     try:
@@ -120,8 +168,10 @@ def verify_cell(out: Path, cell_id: str) -> str | None:
     blob = csv_path.read_bytes()
     digest = hashlib.sha256(blob).hexdigest()
     if digest != record.get("csv_sha256"):
-        return f"{csv_path}: sha256 {digest[:12]}… does not match its record " \
-               f"({str(record.get('csv_sha256'))[:12]}…)"
+        return (
+            f"{csv_path}: sha256 {digest[:12]}… does not match its record "
+            f"({str(record.get('csv_sha256'))[:12]}…)"
+        )
     return None
 
 
@@ -204,19 +254,35 @@ def summarise(runs: pd.DataFrame, metrics: tuple[str, ...] | list[str] = ("nicv"
         mean = float(np.mean(v))
         std = float(np.std(v, ddof=1)) if n > 1 else 0.0
         half = t975(n) * std / math.sqrt(n) if n > 1 else 0.0
-        means = {f"{c}_mean": float(pd.to_numeric(g[c], errors="coerce").astype(float).mean())
-                 for c in extras}
+        means = {
+            f"{c}_mean": float(pd.to_numeric(g[c], errors="coerce").astype(float).mean())
+            for c in extras
+        }
         per_metric = {}
         for m in present:
             col = pd.to_numeric(g[m], errors="coerce").astype(float)
             per_metric[f"{m}_mean"] = float(col.mean())
             per_metric[f"{m}_std"] = float(col.std(ddof=1)) if col.count() > 1 else 0.0
-        rows.append({**dict(zip(group, key)), "metric": primary, "n": n, "mean": mean,
-                     "std": std, "ci95_low": mean - half, "ci95_high": mean + half,
-                     "min": float(np.min(v)), "max": float(np.max(v)),
-                     **({"bounds": ",".join(sorted(set(g["bounds"].astype(str))))}
-                        if "bounds" in g.columns else {}),
-                     "epsilon_claimed_max": float(g["epsilon_claimed"].max()),
-                     "epsilon_provable_max": float(g["epsilon_provable"].max()), **means,
-                     **per_metric})
+        rows.append(
+            {
+                **dict(zip(group, key)),
+                "metric": primary,
+                "n": n,
+                "mean": mean,
+                "std": std,
+                "ci95_low": mean - half,
+                "ci95_high": mean + half,
+                "min": float(np.min(v)),
+                "max": float(np.max(v)),
+                **(
+                    {"bounds": ",".join(sorted(set(g["bounds"].astype(str))))}
+                    if "bounds" in g.columns
+                    else {}
+                ),
+                "epsilon_claimed_max": float(g["epsilon_claimed"].max()),
+                "epsilon_provable_max": float(g["epsilon_provable"].max()),
+                **means,
+                **per_metric,
+            }
+        )
     return pd.DataFrame(rows)

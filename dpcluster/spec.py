@@ -40,13 +40,43 @@ from .errors import DpclusterError, SpecError, did_you_mean
 from .experiments import Param, known_names, lookup
 from .rng import canonical
 
-TOP_KEYS = {"name", "seed", "description", "datasets", "algorithms", "epsilon", "init",
-            "metrics", "plot", "bounds"}
+TOP_KEYS = {
+    "name",
+    "seed",
+    "description",
+    "datasets",
+    "algorithms",
+    "epsilon",
+    "init",
+    "metrics",
+    "plot",
+    "bounds",
+}
 REQUIRED = ("name", "seed", "datasets", "algorithms")
-METRICS = ("nicv", "estimate", "mae", "rmse", "ari", "nmi", "ami", "homogeneity",
-           "completeness", "v_measure", "silhouette")
-PLOT_KINDS = ("nicv_vs_epsilon", "gap_vs_param", "nicv_vs_step", "nicv_vs_block",
-              "time_vs_epsilon", "lines", "scatter", "table", "none")
+METRICS = (
+    "nicv",
+    "estimate",
+    "mae",
+    "rmse",
+    "ari",
+    "nmi",
+    "ami",
+    "homogeneity",
+    "completeness",
+    "v_measure",
+    "silhouette",
+)
+PLOT_KINDS = (
+    "nicv_vs_epsilon",
+    "gap_vs_param",
+    "nicv_vs_step",
+    "nicv_vs_block",
+    "time_vs_epsilon",
+    "lines",
+    "scatter",
+    "table",
+    "none",
+)
 PLOT_KEYS = {"kind", "log_y", "log_x", "x", "title", "xlabel"}
 
 
@@ -138,8 +168,9 @@ def _check_keys(file: str, where: str, mapping: dict, allowed: set[str]) -> None
     for key in mapping:
         if key not in allowed:
             path = f"{where}.{key}" if where else str(key)
-            raise SpecError(file, path, mapping[key], "unknown key",
-                            did_you_mean(str(key), allowed))
+            raise SpecError(
+                file, path, mapping[key], "unknown key", did_you_mean(str(key), allowed)
+            )
 
 
 def _mapping(file: str, where: str, value: Any) -> dict:
@@ -174,8 +205,13 @@ def _coerce(file: str, where: str, value: Any, p: Param) -> Any:
     if p.check is not None and (problem := p.check(value)):
         raise SpecError(file, where, value, problem)
     if p.choices is not None and value not in p.choices:
-        raise SpecError(file, where, value, "is not an allowed value",
-                        did_you_mean(str(value), [str(c) for c in p.choices]))
+        raise SpecError(
+            file,
+            where,
+            value,
+            "is not an allowed value",
+            did_you_mean(str(value), [str(c) for c in p.choices]),
+        )
     if p.minimum is not None and value < p.minimum:
         raise SpecError(file, where, value, f"must be >= {p.minimum}")
     return value
@@ -203,23 +239,38 @@ def _datasets(file: str, raw: Any, bounds: str = "data") -> tuple[DatasetSpec, .
         _check_keys(file, where, entry, {"name", "params"})
         name = entry.get("name")
         if name not in data.names():
-            raise SpecError(file, f"{where}.name", name, "unknown dataset",
-                            did_you_mean(str(name), data.names()))
+            raise SpecError(
+                file,
+                f"{where}.name",
+                name,
+                "unknown dataset",
+                did_you_mean(str(name), data.names()),
+            )
         if name == "csv":
             out.append(_csv_dataset(file, where, entry, bounds))
             if out[-1] in out[:-1]:
-                raise SpecError(file, where, entry, "repeats an earlier csv dataset",
-                                "list it once")
+                raise SpecError(
+                    file, where, entry, "repeats an earlier csv dataset", "list it once"
+                )
             continue
         if name in data.GENERATORS:
-            table = {p: Param(v, type(v), "", minimum=None if isinstance(v, float)
-                              else (0 if p == "seed" else 1))
-                     for p, v in data.GENERATORS[name][0].items()}
+            table = {
+                p: Param(
+                    v,
+                    type(v),
+                    "",
+                    minimum=None if isinstance(v, float) else (0 if p == "seed" else 1),
+                )
+                for p, v in data.GENERATORS[name][0].items()
+            }
             if "k" in table:
                 table["k"] = Param(table["k"].default, int, "", minimum=1)
         elif name in data.USER_FILES:
-            table = {"k": Param(data.USER_FILES[name][0], int, "", minimum=2),
-                     "path": Param("", str, ""), "sha256": Param("", str, "")}
+            table = {
+                "k": Param(data.USER_FILES[name][0], int, "", minimum=2),
+                "path": Param("", str, ""),
+                "sha256": Param("", str, ""),
+            }
         else:
             table = {"k": Param(data.FILES[name].k, int, "", minimum=2)}
         table["bounds"] = Param(bounds, str, "", choices=data.BOUNDS)
@@ -227,9 +278,13 @@ def _datasets(file: str, raw: Any, bounds: str = "data") -> tuple[DatasetSpec, .
         if name in data.USER_FILES:
             path = params.get("path")
             if not path:
-                raise SpecError(file, f"{where}.params.path", path,
-                                f"is required for {name} (no public copy is bundled)",
-                                "see the README section on TIGER")
+                raise SpecError(
+                    file,
+                    f"{where}.params.path",
+                    path,
+                    f"is required for {name} (no public copy is bundled)",
+                    "see the README section on TIGER",
+                )
             if not Path(str(path)).expanduser().is_file():
                 raise SpecError(file, f"{where}.params.path", path, "file not found")
         for combo in _expand(file, f"{where}.params", params, table):
@@ -239,8 +294,13 @@ def _datasets(file: str, raw: Any, bounds: str = "data") -> tuple[DatasetSpec, .
                 del combo["bounds"]
             ds = DatasetSpec(name, tuple(sorted(combo.items())))
             if ds in out:
-                raise SpecError(file, where, entry, f"repeats dataset {ds.key}: every run "
-                                "would count twice in n and the CI", "list it once")
+                raise SpecError(
+                    file,
+                    where,
+                    entry,
+                    f"repeats dataset {ds.key}: every run would count twice in n and the CI",
+                    "list it once",
+                )
             out.append(ds)
     return tuple(out)
 
@@ -255,22 +315,25 @@ def _csv_dataset(file: str, where: str, entry: dict, bounds: str) -> DatasetSpec
     params.pop("bounds_policy", None)
     for key in ("path", "k"):
         if params.get(key) in (None, ""):
-            raise SpecError(file, f"{where}.params.{key}", params.get(key), "is required for "
-                            "a csv dataset")
+            raise SpecError(
+                file, f"{where}.params.{key}", params.get(key), "is required for a csv dataset"
+            )
     if problem := check_k(params["k"]):
         raise SpecError(file, f"{where}.params.k", params["k"], problem)
     path = Path(str(params["path"])).expanduser()
     if not path.is_absolute():
         path = (Path(file).parent / path).resolve()
     if not path.is_file():
-        raise SpecError(file, f"{where}.params.path", params["path"],
-                        f"file not found (looked for {path})")
+        raise SpecError(
+            file, f"{where}.params.path", params["path"], f"file not found (looked for {path})"
+        )
     params["path"] = str(path)
     policy = params.pop("bounds", None)
     if isinstance(policy, str):  # bounds: data | public, as for every dataset
         if policy not in data.BOUNDS:
-            raise SpecError(file, f"{where}.params.bounds", policy, "is not data, public or "
-                            "[lo, hi]")
+            raise SpecError(
+                file, f"{where}.params.bounds", policy, "is not data, public or [lo, hi]"
+            )
         public = None
     else:
         public, policy = policy, bounds
@@ -279,8 +342,12 @@ def _csv_dataset(file: str, where: str, entry: dict, bounds: str) -> DatasetSpec
     frozen = {key: freeze(v) for key, v in params.items()}
     if policy == "public":
         if public is None:
-            raise SpecError(file, f"{where}.params.bounds", None, "bounds: public needs the "
-                            "csv dataset's public domain: params.bounds: [lo, hi]")
+            raise SpecError(
+                file,
+                f"{where}.params.bounds",
+                None,
+                "bounds: public needs the csv dataset's public domain: params.bounds: [lo, hi]",
+            )
         frozen["bounds_policy"] = "public"
     try:
         data.load("csv", **frozen)
@@ -298,27 +365,40 @@ def _algorithms(file: str, raw: Any) -> tuple[AlgorithmSpec, ...]:
         entry = _mapping(file, where, entry)
         _check_keys(file, where, entry, {"name", "params", "repeat"})
         name = entry.get("name")
-        source = str(Path(file).parent.resolve()) if isinstance(name, str) and ":" in name \
-            else ""
+        source = str(Path(file).parent.resolve()) if isinstance(name, str) and ":" in name else ""
         try:
             info = lookup(str(name), source)
         except KeyError as exc:
-            hint = did_you_mean(str(name), known_names()) if ":" not in str(name) else \
-                "a plugin is 'module:attribute', importable from the spec's folder"
-            raise SpecError(file, f"{where}.name", name, "unknown algorithm" if ":" not in
-                            str(name) else str(exc.args[0]), hint) from None
+            hint = (
+                did_you_mean(str(name), known_names())
+                if ":" not in str(name)
+                else "a plugin is 'module:attribute', importable from the spec's folder"
+            )
+            raise SpecError(
+                file,
+                f"{where}.name",
+                name,
+                "unknown algorithm" if ":" not in str(name) else str(exc.args[0]),
+                hint,
+            ) from None
         except TypeError as exc:
             raise SpecError(file, f"{where}.name", name, str(exc)) from None
         repeat = _int(file, f"{where}.repeat", entry.get("repeat", info.repeat_default), 1)
         params = _mapping(file, f"{where}.params", entry.get("params", {}) or {})
         for combo in _expand(file, f"{where}.params", params, info.params):
             full = {p: combo.get(p, spec.default) for p, spec in info.params.items()}
-            alg = AlgorithmSpec(name, tuple(sorted(full.items())), repeat, tuple(sorted(combo)),
-                                source)
+            alg = AlgorithmSpec(
+                name, tuple(sorted(full.items())), repeat, tuple(sorted(combo)), source
+            )
             if any(a.name == name and a.params == alg.params for a in out):
-                raise SpecError(file, where, entry, f"repeats algorithm {alg.variant} with the "
-                                "same parameters: every run would count twice in n and the CI",
-                                "list it once")
+                raise SpecError(
+                    file,
+                    where,
+                    entry,
+                    f"repeats algorithm {alg.variant} with the "
+                    "same parameters: every run would count twice in n and the CI",
+                    "list it once",
+                )
             out.append(alg)
     return tuple(out)
 
@@ -330,12 +410,20 @@ def _epsilons(file: str, raw: Any, needed: bool) -> tuple[float, ...]:
         return ()
     values = raw if isinstance(raw, list) else [raw]
     if not values:
-        raise SpecError(file, "epsilon", raw, "is an empty list: no private algorithm would "
-                        "run", "give at least one value")
+        raise SpecError(
+            file,
+            "epsilon",
+            raw,
+            "is an empty list: no private algorithm would run",
+            "give at least one value",
+        )
     out = []
     for n, v in enumerate(values):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (
-                v > 0 and math.isfinite(v)):
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, (int, float))
+            or not (v > 0 and math.isfinite(v))
+        ):
             raise SpecError(file, f"epsilon[{n}]", v, "must be a positive finite number")
         out.append(float(v))
     if len(set(out)) != len(out):
@@ -352,63 +440,111 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
             raise SpecError(file, key, None, "is required")
     name = raw["name"]
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9._-]+", name):
-        raise SpecError(file, "name", name, "must be a non-empty string of letters, digits, "
-                        "'.', '_' or '-' (it names the results folder)")
+        raise SpecError(
+            file,
+            "name",
+            name,
+            "must be a non-empty string of letters, digits, "
+            "'.', '_' or '-' (it names the results folder)",
+        )
     seed = _int(file, "seed", raw["seed"], 0)
     bounds = raw.get("bounds", "data")
     if bounds not in data.BOUNDS:
-        raise SpecError(file, "bounds", bounds, "is not an allowed value",
-                        did_you_mean(str(bounds), data.BOUNDS))
+        raise SpecError(
+            file,
+            "bounds",
+            bounds,
+            "is not an allowed value",
+            did_you_mean(str(bounds), data.BOUNDS),
+        )
     datasets = _datasets(file, raw["datasets"], bounds)
     algorithms = _algorithms(file, raw["algorithms"])
-    epsilon = _epsilons(file, raw.get("epsilon"),
-                        any(lookup(a.name, a.source).private for a in algorithms))
+    epsilon = _epsilons(
+        file, raw.get("epsilon"), any(lookup(a.name, a.source).private for a in algorithms)
+    )
     init_raw = _mapping(file, "init", raw.get("init", {}) or {})
     _check_keys(file, "init", init_raw, {"sets", "method"})
-    init = InitSpec(_int(file, "init.sets", init_raw.get("sets", 30), 1),
-                    init_raw.get("method", "uniform"))
+    init = InitSpec(
+        _int(file, "init.sets", init_raw.get("sets", 30), 1), init_raw.get("method", "uniform")
+    )
     if init.method not in INIT_METHODS:
-        raise SpecError(file, "init.method", init.method, "unknown init method",
-                        did_you_mean(str(init.method), INIT_METHODS))
+        raise SpecError(
+            file,
+            "init.method",
+            init.method,
+            "unknown init method",
+            did_you_mean(str(init.method), INIT_METHODS),
+        )
     metrics = raw.get("metrics", ["nicv"])
     if not isinstance(metrics, list):
         raise SpecError(file, "metrics", metrics, "must be a list")
     for n, m in enumerate(metrics):
         if m not in METRICS:
-            raise SpecError(file, f"metrics[{n}]", m, "unknown metric",
-                            did_you_mean(str(m), METRICS))
+            raise SpecError(
+                file, f"metrics[{n}]", m, "unknown metric", did_you_mean(str(m), METRICS)
+            )
     if metrics:
         for a in algorithms:
             produced = lookup(a.name, a.source).metrics
             if metrics[0] not in produced:
-                raise SpecError(file, "metrics[0]", metrics[0],
-                                f"is not reported by algorithm '{a.name}' (it reports "
-                                f"{', '.join(produced)})")
+                raise SpecError(
+                    file,
+                    "metrics[0]",
+                    metrics[0],
+                    f"is not reported by algorithm '{a.name}' (it reports {', '.join(produced)})",
+                )
     plot_raw = _mapping(file, "plot", raw.get("plot", {}) or {})
     _check_keys(file, "plot", plot_raw, PLOT_KEYS)
     kind = plot_raw.get("kind", "nicv_vs_epsilon")
     if kind not in PLOT_KINDS:
-        raise SpecError(file, "plot.kind", kind, "unknown plot kind",
-                        did_you_mean(str(kind), PLOT_KINDS))
+        raise SpecError(
+            file, "plot.kind", kind, "unknown plot kind", did_you_mean(str(kind), PLOT_KINDS)
+        )
     x = plot_raw.get("x", [])
     x = [x] if isinstance(x, str) else x
     if kind == "gap_vs_param" and (not x or any(v not in ("k", "d") for v in x)):
-        raise SpecError(file, "plot.x", plot_raw.get("x"), "gap_vs_param needs x: a list of "
-                        "dataset parameters among 'k', 'd'")
+        raise SpecError(
+            file,
+            "plot.x",
+            plot_raw.get("x"),
+            "gap_vs_param needs x: a list of dataset parameters among 'k', 'd'",
+        )
     if kind == "lines" and len(x) != 1:
-        raise SpecError(file, "plot.x", plot_raw.get("x"), "lines needs x: one algorithm "
-                        "parameter, dataset parameter or run column (e.g. s, d, epsilon, step)")
+        raise SpecError(
+            file,
+            "plot.x",
+            plot_raw.get("x"),
+            "lines needs x: one algorithm "
+            "parameter, dataset parameter or run column (e.g. s, d, epsilon, step)",
+        )
     log_y = plot_raw.get("log_y", True)
     if not isinstance(log_y, bool):
         raise SpecError(file, "plot.log_y", log_y, "must be true or false")
     log_x = plot_raw.get("log_x", False)
     if not isinstance(log_x, bool):
         raise SpecError(file, "plot.log_x", log_x, "must be true or false")
-    plot = PlotSpec(kind, log_y, tuple(x), str(plot_raw.get("title", "")), log_x,
-                    str(plot_raw.get("xlabel", "")))
+    plot = PlotSpec(
+        kind,
+        log_y,
+        tuple(x),
+        str(plot_raw.get("title", "")),
+        log_x,
+        str(plot_raw.get("xlabel", "")),
+    )
     description = str(raw.get("description", ""))
-    return Spec(name, seed, description, datasets, algorithms, epsilon, init, tuple(metrics),
-                plot, file, raw)
+    return Spec(
+        name,
+        seed,
+        description,
+        datasets,
+        algorithms,
+        epsilon,
+        init,
+        tuple(metrics),
+        plot,
+        file,
+        raw,
+    )
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -420,15 +556,21 @@ def _mapping_without_duplicates(loader, node, deep=False):
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
         if key in seen:
-            raise SpecError(loader.name, str(key), key, f"is given twice (lines "
-                            f"{seen[key] + 1} and {key_node.start_mark.line + 1}); YAML would "
-                            "silently keep the last")
+            raise SpecError(
+                loader.name,
+                str(key),
+                key,
+                f"is given twice (lines "
+                f"{seen[key] + 1} and {key_node.start_mark.line + 1}); YAML would "
+                "silently keep the last",
+            )
         seen[key] = key_node.start_mark.line
     return loader.construct_mapping(node, deep=deep)
 
 
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-                                 _mapping_without_duplicates)
+_UniqueKeyLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates
+)
 
 
 def apply_overrides(raw: Any, overrides, file: str) -> Any:
@@ -463,8 +605,12 @@ def apply_overrides(raw: Any, overrides, file: str) -> Any:
                     if part.lstrip("-").isdigit():
                         idx = int(part)
                         if not -len(node) <= idx < len(node):
-                            raise SpecError(file, where, text, f"index {idx} is outside the "
-                                            f"list of {len(node)} entries")
+                            raise SpecError(
+                                file,
+                                where,
+                                text,
+                                f"index {idx} is outside the list of {len(node)} entries",
+                            )
                         if last:
                             node[idx] = value
                         else:
@@ -472,16 +618,28 @@ def apply_overrides(raw: Any, overrides, file: str) -> Any:
                     else:
                         named = [e for e in node if isinstance(e, dict) and e.get("name") == part]
                         if not named:
-                            raise SpecError(file, where, text, f"no entry named {part!r}",
-                                            did_you_mean(part, [str(e.get("name")) for e in node
-                                                                if isinstance(e, dict)]))
+                            raise SpecError(
+                                file,
+                                where,
+                                text,
+                                f"no entry named {part!r}",
+                                did_you_mean(
+                                    part, [str(e.get("name")) for e in node if isinstance(e, dict)]
+                                ),
+                            )
                         if last:
-                            raise SpecError(file, where, text, "names an entry; set one of "
-                                            "its keys, e.g. .repeat or .params.<name>")
+                            raise SpecError(
+                                file,
+                                where,
+                                text,
+                                "names an entry; set one of "
+                                "its keys, e.g. .repeat or .params.<name>",
+                            )
                         nxt += named
                 else:
-                    raise SpecError(file, where, text, f"{'.'.join(parts[:i])} is not a "
-                                    "mapping or a list")
+                    raise SpecError(
+                        file, where, text, f"{'.'.join(parts[:i])} is not a mapping or a list"
+                    )
             targets = nxt
     return raw
 
@@ -520,8 +678,9 @@ def load(path: str | Path, overrides=()) -> Spec:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
-        raise SpecError(file, where, getattr(exc, "problem", str(exc)),
-                        "is not valid YAML") from None
+        raise SpecError(
+            file, where, getattr(exc, "problem", str(exc)), "is not valid YAML"
+        ) from None
     if overrides:
         parsed = parse(apply_overrides(raw, overrides, file), file)
         return dataclasses.replace(parsed, overrides=tuple(overrides))

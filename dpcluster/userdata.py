@@ -61,8 +61,9 @@ def _column_index(spec, names: list[str], path: Path) -> int:
 
 
 @functools.lru_cache(maxsize=16)
-def read_csv(path: str, columns, classes, delimiter: str, header: bool, sha256: str
-             ) -> tuple[np.ndarray, np.ndarray | None, tuple[str, ...]]:
+def read_csv(
+    path: str, columns, classes, delimiter: str, header: bool, sha256: str
+) -> tuple[np.ndarray, np.ndarray | None, tuple[str, ...]]:
     """(X (N, d) float64, classes (N,) or None, the feature columns' names)."""
     import pandas as pd
 
@@ -71,17 +72,28 @@ def read_csv(path: str, columns, classes, delimiter: str, header: bool, sha256: 
         raise DataError(f"{p}: csv dataset file not found")
     blob = p.read_bytes()
     if sha256 and hashlib.sha256(blob).hexdigest() != sha256.lower():
-        raise DataError(f"{p}: checksum mismatch: sha256 is {hashlib.sha256(blob).hexdigest()}, "
-                        f"the spec expects {sha256}")
+        raise DataError(
+            f"{p}: checksum mismatch: sha256 is {hashlib.sha256(blob).hexdigest()}, "
+            f"the spec expects {sha256}"
+        )
     try:
-        frame = pd.read_csv(p, sep=delimiter, header=0 if header else None,
-                            compression="infer", skipinitialspace=True)
+        frame = pd.read_csv(
+            p,
+            sep=delimiter,
+            header=0 if header else None,
+            compression="infer",
+            skipinitialspace=True,
+        )
     except (ValueError, OSError, UnicodeDecodeError, EOFError) as exc:
         raise DataError(f"{p}: cannot read as csv ({type(exc).__name__}: {exc})") from None
     names = [str(c) for c in frame.columns]
-    idx = [_column_index(c, names, p) for c in columns] if columns else \
-        [i for i in range(len(names)) if classes is None or
-         i != _column_index(classes, names, p)]
+    idx = (
+        [_column_index(c, names, p) for c in columns]
+        if columns
+        else [
+            i for i in range(len(names)) if classes is None or i != _column_index(classes, names, p)
+        ]
+    )
     if not idx:
         raise DataError(f"{p}: no feature columns")
     X = np.empty((len(frame), len(idx)))
@@ -91,14 +103,18 @@ def read_csv(path: str, columns, classes, delimiter: str, header: bool, sha256: 
         text = numeric.isna() & col.notna()
         if text.any():
             row = int(np.flatnonzero(text.to_numpy())[0])
-            raise DataError(f"{p}: column {names[i]!r} is text (row {row + 1 + header}: "
-                            f"{col.iloc[row]!r}); choose numeric columns with params.columns")
+            raise DataError(
+                f"{p}: column {names[i]!r} is text (row {row + 1 + header}: "
+                f"{col.iloc[row]!r}); choose numeric columns with params.columns"
+            )
         X[:, j] = numeric.to_numpy(dtype=np.float64)
     bad = ~np.isfinite(X)
     if bad.any():
         r, c = np.argwhere(bad)[0]
-        raise DataError(f"{p}: row {int(r) + 1 + header}, column {names[idx[c]]!r}: "
-                        f"{X[r, c]!r} is not a finite number")
+        raise DataError(
+            f"{p}: row {int(r) + 1 + header}, column {names[idx[c]]!r}: "
+            f"{X[r, c]!r} is not a finite number"
+        )
     y = None
     if classes is not None:
         y = frame.iloc[:, _column_index(classes, names, p)].astype("category").cat.codes
@@ -106,27 +122,47 @@ def read_csv(path: str, columns, classes, delimiter: str, header: bool, sha256: 
     return np.ascontiguousarray(X), y, tuple(names[i] for i in idx)
 
 
-def load_csv(path: str, k: int, columns=None, label: str = "", classes=None, bounds=None,
-             delimiter: str = ",", header: bool = True, sha256: str = "",
-             bounds_policy: str = "data"):
+def load_csv(
+    path: str,
+    k: int,
+    columns=None,
+    label: str = "",
+    classes=None,
+    bounds=None,
+    delimiter: str = ",",
+    header: bool = True,
+    sha256: str = "",
+    bounds_policy: str = "data",
+):
     """The ``csv`` dataset as a :class:`~dpcluster.data.Dataset`."""
     from .data import Dataset, _scaled
 
-    raw, y, names = read_csv(str(path), freeze(columns), classes, delimiter, bool(header),
-                             sha256)
+    raw, y, names = read_csv(str(path), freeze(columns), classes, delimiter, bool(header), sha256)
     if len(raw) < 2:
         raise DataError(f"{path}: needs at least 2 records, found {len(raw)}")
     public = None
     if bounds is not None:
         b = freeze(bounds)
         if len(b) != 2:
-            raise DataError(f"{path}: bounds must be [lo, hi] (scalars or one value per "
-                            f"column), got {bounds!r}")
+            raise DataError(
+                f"{path}: bounds must be [lo, hi] (scalars or one value per column), got {bounds!r}"
+            )
         public = b
     X, lo, hi, clipped = _scaled(raw, bounds_policy, public, str(path))
     stem = Path(path).name.split(".")[0]
-    return Dataset("csv", X, int(k), label or stem, lo, hi, False, str(path), y,
-                   bounds=bounds_policy, clipped=clipped)
+    return Dataset(
+        "csv",
+        X,
+        int(k),
+        label or stem,
+        lo,
+        hi,
+        False,
+        str(path),
+        y,
+        bounds=bounds_policy,
+        clipped=clipped,
+    )
 
 
 def check_k(k) -> str | None:

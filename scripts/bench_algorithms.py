@@ -62,7 +62,8 @@ def bench_eugkm(ds, eps=1.0, runs=30, iters=5, theta=10.0, distances="float32"):
     t = _best_of(lambda: [_naive_stats(centres, w, C[r]) for r in range(sl)], 1)
     naive = t * runs / sl * iters
     note = f"{m}^{ds.d} = {m**ds.d:,} cells, {runs} runs x {iters} iterations" + (
-        f"; naive timed on {sl} runs, scaled" if sl < runs else "")
+        f"; naive timed on {sl} runs, scaled" if sl < runs else ""
+    )
     return ours, naive, note
 
 
@@ -80,7 +81,7 @@ def bench_gkm(ds, rule="3k", eps=1.0):
         starts = np.linspace(0, ds.N, l + 1).round().astype(np.int64)
         out = np.empty((l, ds.k, ds.d))
         for j in range(l):
-            B = Xs[starts[j]:starts[j + 1]]
+            B = Xs[starts[j] : starts[j + 1]]
             C = B[rng.choice(len(B), ds.k, replace=len(B) < ds.k)]
             for _ in range(10):
                 W, S, _ = _naive_stats(B, np.ones(len(B)), C)
@@ -108,15 +109,20 @@ def bench_pgkm(ds, eps=1.0, pool=200):
     batched_pool = _best_of(lambda: sse(ds.X, cands))
     # the rest of a run (selection, crossover) is the same code in both: add it to naive
     other = max(ours - 8 * batched_pool, 0.0)
-    note = (f"pool {pool} x 8 iterations; fitness {batched_pool * 1e3:.1f} ms vs "
-            f"{naive_pool * 1e3:.0f} ms per pool")
+    note = (
+        f"pool {pool} x 8 iterations; fitness {batched_pool * 1e3:.1f} ms vs "
+        f"{naive_pool * 1e3:.0f} ms per pool"
+    )
     return ours, 8 * naive_pool + other, note
 
 
-BENCHES = {"EUGkM (grid Lloyd, float32)": bench_eugkm,
-           "EUGkM (grid Lloyd, float64)": functools.partial(bench_eugkm, distances="float64"),
-           "GkM (one run, N^0.6)": bench_gkm_n06,
-           "GkM-3K (one run)": bench_gkm, "PGkM (one run)": bench_pgkm}
+BENCHES = {
+    "EUGkM (grid Lloyd, float32)": bench_eugkm,
+    "EUGkM (grid Lloyd, float64)": functools.partial(bench_eugkm, distances="float64"),
+    "GkM (one run, N^0.6)": bench_gkm_n06,
+    "GkM-3K (one run)": bench_gkm,
+    "PGkM (one run)": bench_pgkm,
+}
 
 
 def _parse_dataset(entry: str):
@@ -143,9 +149,11 @@ def main() -> None:
             if args.only not in label:
                 continue
             ours, naive, note = fn(ds, **({"theta": theta} if theta and "EUGkM" in label else {}))
-            print(f"| {label} | {ds.label} | {ours:.4f} | {naive:.3f} | "
-                  f"{naive / ours:.1f}x | {note} |",
-                  flush=True)
+            print(
+                f"| {label} | {ds.label} | {ours:.4f} | {naive:.3f} | "
+                f"{naive / ours:.1f}x | {note} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -55,8 +55,10 @@ def timing(reference_trials: int) -> None:
         total += secs
         per_trial = secs / (len(DEFAULT_EPSILONS) * 2 * t.trials)
         ref = _reference_per_trial(name, t, min(reference_trials, t.trials))
-        print(f"| {name} | {t.trials:,} | {secs:.1f} | {per_trial:.2e} | {ref:.2e} "
-              f"| {ref / per_trial:.1f}x |")
+        print(
+            f"| {name} | {t.trials:,} | {secs:.1f} | {per_trial:.2e} | {ref:.2e} "
+            f"| {ref / per_trial:.1f}x |"
+        )
     print(f"\nall targets, ε ∈ {DEFAULT_EPSILONS}, one process: {total:.0f} s")
 
 
@@ -65,23 +67,28 @@ def overspend() -> None:
     print("| planted bug | true ε at claimed 1 | ε_lb white-box | ε_lb black-box | verdict |")
     print("|---|---|---|---|---|")
     for f in (1.1, 1.15, 1.2, 1.3, 1.5, 2.0):
-        for name, module in (("dplloyd", planted.dplloyd_module),
-                             ("eugkm", planted.eugkm_module)):
+        for name, module in (("dplloyd", planted.dplloyd_module), ("eugkm", planted.eugkm_module)):
             with mock.patch.object(module, "LaplaceMechanism", planted.scaled_laplace(f)):
                 row = audit_target(t[name], 1.0)
-            print(f"| {name}: Laplace scale / {f} | {f} | {row['epsilon_lb_whitebox']:.3f} "
-                  f"| {row['epsilon_lb_blackbox']:.3f} | {row['verdict']} |")
+            print(
+                f"| {name}: Laplace scale / {f} | {f} | {row['epsilon_lb_whitebox']:.3f} "
+                f"| {row['epsilon_lb_blackbox']:.3f} | {row['verdict']} |"
+            )
     d = 10
     c = improved_ratio(d)
     target = planted.improved_target_in(d)
-    for label, patch in (("correct split", LaplaceMechanism),
-                         ("swapped split", planted.swapped_split(d))):
+    for label, patch in (
+        ("correct split", LaplaceMechanism),
+        ("swapped split", planted.swapped_split(d)),
+    ):
         with mock.patch.object(planted.dplloyd_module, "LaplaceMechanism", patch):
             row = audit_target(target, 1.0)
         true = 1.0 if patch is LaplaceMechanism else (1 + d * c) / (d + c)
-        print(f"| improved DPLloyd, {label}, d = {d} | {true:.3f} "
-              f"| {row['epsilon_lb_whitebox']:.3f} | {row['epsilon_lb_blackbox']:.3f} "
-              f"| {row['verdict']} (worst release {row['release_lb_over_booked']:.3f}×) |")
+        print(
+            f"| improved DPLloyd, {label}, d = {d} | {true:.3f} "
+            f"| {row['epsilon_lb_whitebox']:.3f} | {row['epsilon_lb_blackbox']:.3f} "
+            f"| {row['verdict']} (worst release {row['release_lb_over_booked']:.3f}×) |"
+        )
 
 
 def main() -> None:

@@ -23,16 +23,19 @@ from dpcluster import harness, spec  # noqa: E402
 def timed(specs, backend: str) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
-        harness.run_specs([(sp, Path(tmp) / sp.name) for sp in specs], jobs=2,
-                          backend=backend)
+        harness.run_specs([(sp, Path(tmp) / sp.name) for sp in specs], jobs=2, backend=backend)
         return time.perf_counter() - start
 
 
 def main() -> None:
-    paths = sys.argv[1:] or [*sorted(str(p) for p in (ROOT / "configs").glob("smoke*.yaml")),
-                             str(ROOT / "configs" / "fig1-s1.yaml")]
-    groups = {"all smoke specs": [p for p in paths if "smoke" in Path(p).name],
-              **{Path(p).stem: [p] for p in paths if "smoke" not in Path(p).name}}
+    paths = sys.argv[1:] or [
+        *sorted(str(p) for p in (ROOT / "configs").glob("smoke*.yaml")),
+        str(ROOT / "configs" / "fig1-s1.yaml"),
+    ]
+    groups = {
+        "all smoke specs": [p for p in paths if "smoke" in Path(p).name],
+        **{Path(p).stem: [p] for p in paths if "smoke" not in Path(p).name},
+    }
     timed([spec.load(paths[0])], "local")  # compile the kernels before timing anything
     print("| specs | cells | local s | dask s | local s/cell | dask s/cell | dask / local |")
     print("|---|---|---|---|---|---|---|")
@@ -42,8 +45,10 @@ def main() -> None:
         specs = [spec.load(p) for p in group]
         cells = len({c.id for sp in specs for c in harness.expand(sp)})
         local, dask = timed(specs, "local"), timed(specs, "dask")
-        print(f"| {label} | {cells} | {local:.1f} | {dask:.1f} | {local / cells:.3f} | "
-              f"{dask / cells:.3f} | {dask / local:.2f}x |")
+        print(
+            f"| {label} | {cells} | {local:.1f} | {dask:.1f} | {local / cells:.3f} | "
+            f"{dask / cells:.3f} | {dask / local:.2f}x |"
+        )
 
 
 if __name__ == "__main__":

@@ -83,12 +83,18 @@ def main() -> None:
     print("| step | dpcluster s | naive NumPy s | ratio | note |")
     print("|---|---|---|---|---|")
     print(f"| DPBV encode (all records) | {t_enc:.2f} | – | – | packed uint64 |")
-    print(f"| n×n distance matrix | {t_mat:.2f} | {t_naive:.1f} | {t_naive / t_mat:.0f}x | "
-          f"naive: unpacked bools, {args.rows} rows timed, scaled to n(n−1)/2 pairs |")
-    print(f"| kCluster ({rounds} rounds) | {t_kc:.2f} | {t_kc_naive:.2f} | "
-          f"{t_kc_naive / t_kc:.1f}x | naive: NumPy matrix products per round |")
-    print(f"\nencodings: {E.nbytes / 1e6:.1f} MB stored, packed size {packed / 1e6:.1f} MB "
-          f"({E.nbytes / packed:.2f}x); unpacked bools would be {bits.nbytes / 1e6:.0f} MB")
+    print(
+        f"| n×n distance matrix | {t_mat:.2f} | {t_naive:.1f} | {t_naive / t_mat:.0f}x | "
+        f"naive: unpacked bools, {args.rows} rows timed, scaled to n(n−1)/2 pairs |"
+    )
+    print(
+        f"| kCluster ({rounds} rounds) | {t_kc:.2f} | {t_kc_naive:.2f} | "
+        f"{t_kc_naive / t_kc:.1f}x | naive: NumPy matrix products per round |"
+    )
+    print(
+        f"\nencodings: {E.nbytes / 1e6:.1f} MB stored, packed size {packed / 1e6:.1f} MB "
+        f"({E.nbytes / packed:.2f}x); unpacked bools would be {bits.nbytes / 1e6:.0f} MB"
+    )
 
 
 if __name__ == "__main__":

@@ -34,8 +34,10 @@ def shapes():
         "s1": ("S1 N=5,000 d=2 k=15", lambda: (data.load("s1").X, 15)),
         "adult": ("Adult N=48,842 d=6 k=5", lambda: (data.load("adult").X, 5)),
         "lifesci": ("Lifesci N=26,733 d=10 k=3", lambda: (data.load("lifesci").X, 3)),
-        "gowalla-synth": ("synthetic N=107,091 d=2 k=5",
-                          lambda: (data.load("synthetic", N=107_091, k=5, d=2).X, 5)),
+        "gowalla-synth": (
+            "synthetic N=107,091 d=2 k=5",
+            lambda: (data.load("synthetic", N=107_091, k=5, d=2).X, 5),
+        ),
     }
 
 
@@ -80,10 +82,14 @@ def main() -> None:
     from sklearn.cluster import KMeans
 
     flops, bw = machine_roofline()
-    print(f"machine: {os.cpu_count()} cores; matmul {flops / 1e9:.1f} GFLOP/s; "
-          f"read {bw / 1e9:.1f} GB/s\n")
-    print("| shape | dpcluster s/cell | s/iteration/run | numpy s/cell | sklearn s/cell "
-          "| vs numpy | vs sklearn | roofline s | % of roofline | compute bound s | % of it |")
+    print(
+        f"machine: {os.cpu_count()} cores; matmul {flops / 1e9:.1f} GFLOP/s; "
+        f"read {bw / 1e9:.1f} GB/s\n"
+    )
+    print(
+        "| shape | dpcluster s/cell | s/iteration/run | numpy s/cell | sklearn s/cell "
+        "| vs numpy | vs sklearn | roofline s | % of roofline | compute bound s | % of it |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     table = shapes()
     for key in args.shapes.split(","):
@@ -92,8 +98,10 @@ def main() -> None:
         N, d = X.shape
         rng = np.random.default_rng(1)
         inits = rng.uniform(-1, 1, (RUNS, k, d))
-        streams = [{"count": np.random.default_rng((i, 0)), "sum": np.random.default_rng((i, 1))}
-                   for i in range(RUNS)]
+        streams = [
+            {"count": np.random.default_rng((i, 0)), "sum": np.random.default_rng((i, 1))}
+            for i in range(RUNS)
+        ]
         dplloyd_batch(X, inits[:40], 1.0, streams[:40])  # JIT / cache load
         ours = min(_timed(lambda: dplloyd_batch(X, inits, 1.0, streams)) for _ in range(2))
         n = args.ref_runs
@@ -102,15 +110,18 @@ def main() -> None:
 
         def sk():
             for i in range(n):
-                KMeans(k, init=inits[i], n_init=1, max_iter=ITERS, tol=0.0,
-                       algorithm="lloyd").fit(X)
+                KMeans(k, init=inits[i], n_init=1, max_iter=ITERS, tol=0.0, algorithm="lloyd").fit(
+                    X
+                )
 
         skl = _timed(sk) * RUNS / n
         compute = RUNS * ITERS * 3 * N * k * d / flops
         roof = max(compute, RUNS * ITERS * 8 * N * d / bw)
-        print(f"| {label} | {ours:.3f} | {ours / (RUNS * ITERS):.2e} | {naive:.2f} | {skl:.2f} "
-              f"| {naive / ours:.1f}x | {skl / ours:.1f}x | {roof:.3f} | {100 * roof / ours:.0f}% "
-              f"| {compute:.3f} | {100 * compute / ours:.0f}% |")
+        print(
+            f"| {label} | {ours:.3f} | {ours / (RUNS * ITERS):.2e} | {naive:.2f} | {skl:.2f} "
+            f"| {naive / ours:.1f}x | {skl / ours:.1f}x | {roof:.3f} | {100 * roof / ours:.0f}% "
+            f"| {compute:.3f} | {100 * compute / ours:.0f}% |"
+        )
 
 
 if __name__ == "__main__":

@@ -31,8 +31,9 @@ FILES = ("summary.csv", "timing.csv", "table.md", "figure.png")
 
 def paper_specs() -> list[Path]:
     configs = ROOT / "configs"
-    return sorted([*configs.glob("fig[0-9].yaml"), configs / "numeric-checks.yaml",
-                   *configs.glob("b-*.yaml")])
+    return sorted(
+        [*configs.glob("fig[0-9].yaml"), configs / "numeric-checks.yaml", *configs.glob("b-*.yaml")]
+    )
 
 
 def main() -> int:
@@ -63,8 +64,18 @@ def main() -> int:
         starts += [h["started"] for h in history]
         ends += [h["finished"] for h in history]
         commits.add(meta.get("git_commit"))
-        trimmed = {k: meta.get(k) for k in ("spec_file", "spec_hash", "git_commit", "started",
-                                            "finished", "cells_total", "versions")}
+        trimmed = {
+            k: meta.get(k)
+            for k in (
+                "spec_file",
+                "spec_hash",
+                "git_commit",
+                "started",
+                "finished",
+                "cells_total",
+                "versions",
+            )
+        }
         (out / sp.name / "meta.json").write_text(json.dumps(trimmed, indent=1) + "\n")
     if (results / "audit" / "audit.csv").is_file():
         (out / "audit").mkdir()
@@ -72,14 +83,29 @@ def main() -> int:
     report.write_report(out, out / "REPORT.md")
     first = min(starts) if starts else None
     last = max(ends) if ends else None
-    wall = (datetime.fromisoformat(last) - datetime.fromisoformat(first)).total_seconds() \
-        if first and last else None
-    (out / "meta.json").write_text(json.dumps({
-        "commits": sorted(c for c in commits if c), "started": first, "finished": last,
-        "wall_time_s": wall, "machine": {"cores": os.cpu_count(), "platform": platform.platform(),
-                                         "python": platform.python_version()},
-        "command": "make reproduce-all JOBS=2 && make audit && make reference"},
-        indent=1) + "\n")
+    wall = (
+        (datetime.fromisoformat(last) - datetime.fromisoformat(first)).total_seconds()
+        if first and last
+        else None
+    )
+    (out / "meta.json").write_text(
+        json.dumps(
+            {
+                "commits": sorted(c for c in commits if c),
+                "started": first,
+                "finished": last,
+                "wall_time_s": wall,
+                "machine": {
+                    "cores": os.cpu_count(),
+                    "platform": platform.platform(),
+                    "python": platform.python_version(),
+                },
+                "command": "make reproduce-all JOBS=2 && make audit && make reference",
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     if size > LIMIT:
         sys.exit(f"{out}: {size / 2**20:.1f} MB, above the {LIMIT / 2**20:.0f} MB limit")

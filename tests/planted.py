@@ -25,6 +25,7 @@ def scaled_laplace(f: float) -> type[LaplaceMechanism]:
         @property
         def scale(self) -> float:
             return self.sensitivity / (f * self.epsilon)
+
     return Overspent
 
 
@@ -41,6 +42,7 @@ def swapped_split(d: int) -> type[LaplaceMechanism]:
             if self.sensitivity == 1.0:  # the counts (the sums' sensitivity is d·r > 1)
                 return c / self.epsilon
             return self.sensitivity / (c * self.epsilon)
+
     return Swapped
 
 
@@ -54,9 +56,15 @@ def improved_target_in(d: int):
         t = dplloyd_module.improved_iterations(epsilon, len(D), k, d)
         count, total = rng.spawn(2)
         inits = np.repeat(np.random.default_rng(1).uniform(-1, 1, (1, k, d)), n, axis=0)
-        C, ledger = dplloyd_module.dplloyd_batch(X, inits, epsilon,
-                                                 {"count": count, "sum": total},
-                                                 iterations=t, split="improved")
+        C, ledger = dplloyd_module.dplloyd_batch(
+            X, inits, epsilon, {"count": count, "sum": total}, iterations=t, split="improved"
+        )
         return C.reshape(n, -1), ledger
-    return dataclasses.replace(base, name=f"dplloyd_improved d={d}", run=run,
-                               pair=lambda: (D, D2), params={**base.params, "d": d})
+
+    return dataclasses.replace(
+        base,
+        name=f"dplloyd_improved d={d}",
+        run=run,
+        pair=lambda: (D, D2),
+        params={**base.params, "d": d},
+    )

@@ -75,8 +75,7 @@ def test_randomised_response_likelihood_matches_enumeration():
     outs = np.array(list(itertools.product([False, True], repeat=3)))
     ll = mech.log_likelihood(outs, clean)
     p = keep_probability(0.8)
-    want = [math.log(np.prod([p if o == c else 1 - p for o, c in zip(out, clean)]))
-            for out in outs]
+    want = [math.log(np.prod([p if o == c else 1 - p for o, c in zip(out, clean)])) for out in outs]
     assert np.allclose(ll, want, rtol=0, atol=1e-12)
     assert math.fsum(np.exp(ll)) == pytest.approx(1.0, abs=1e-12)
 
@@ -86,19 +85,26 @@ def test_paper_b_rows_book_m_max_times_epsilon(tmp_path):
     brute-forced on the very codecs the cell drew; epsilon_claimed is the paper's A·ε."""
     from dpcluster.experiments import paper_b as experiments
 
-    raw = {"name": "pb", "seed": 3, "epsilon": [1.0],
-           "datasets": [{"name": "uniform", "params": {"N": 60, "d": 2, "lo": 0, "hi": 25}}],
-           "algorithms": [{"name": "dpbv_error", "repeat": 2,
-                           "params": {"s": 16, "t": 3.0, "pairs": 50}}],
-           "metrics": ["mae"], "plot": {"kind": "none"}}
+    raw = {
+        "name": "pb",
+        "seed": 3,
+        "epsilon": [1.0],
+        "datasets": [{"name": "uniform", "params": {"N": 60, "d": 2, "lo": 0, "hi": 25}}],
+        "algorithms": [
+            {"name": "dpbv_error", "repeat": 2, "params": {"s": 16, "t": 3.0, "pairs": 50}}
+        ],
+        "metrics": ["mae"],
+        "plot": {"kind": "none"},
+    }
     sp = parse(raw, "pb.yaml")
     (cell,) = harness.expand(sp)
     outcome = harness.run_cell(cell)
     assert not outcome.error
     ds = data.load(cell.dataset.name, **cell.dataset.kwargs)
     init_streams = harness.StreamFactory(cell.seed, (cell.dataset.key, "k", ds.k))
-    ctx = harness.CellContext(ds, ds.k, 1.0, cell.algorithm.kwargs, 2, 30, "uniform",
-                              None, init_streams)
+    ctx = harness.CellContext(
+        ds, ds.k, 1.0, cell.algorithm.kwargs, 2, 30, "uniform", None, init_streams
+    )
     for _, row in outcome.rows.iterrows():
         codec = experiments._codec(ctx, int(row["rep"]), 16, 3.0)
         want = sum(brute_m_max(c, 20_001) * 1.0 for c in codec.attributes)
@@ -125,20 +131,35 @@ def test_decomposition_is_charged_per_pair_of_the_busiest_record():
 def test_per_record_budget_is_matched_across_vertical_methods(tmp_path):
     """With budget: per_record both methods spend the same claimed ε per record: split over
     Bob's attributes, or over the pairs of the busiest record."""
-    raw = {"name": "v", "seed": 1, "epsilon": [2.0],
-           "datasets": [{"name": "uniform", "params": {"N": 40, "d": 6, "lo": 0, "hi": 25}}],
-           "algorithms": [{"name": "vertical_error", "repeat": 1,
-                           "params": {"s": 32, "t": 12.5, "pairs": 200,
-                                      "method": ["non-decomposition", "decomposition"],
-                                      "budget": "per_record"}}],
-           "metrics": ["mae"], "plot": {"kind": "none"}}
+    raw = {
+        "name": "v",
+        "seed": 1,
+        "epsilon": [2.0],
+        "datasets": [{"name": "uniform", "params": {"N": 40, "d": 6, "lo": 0, "hi": 25}}],
+        "algorithms": [
+            {
+                "name": "vertical_error",
+                "repeat": 1,
+                "params": {
+                    "s": 32,
+                    "t": 12.5,
+                    "pairs": 200,
+                    "method": ["non-decomposition", "decomposition"],
+                    "budget": "per_record",
+                },
+            }
+        ],
+        "metrics": ["mae"],
+        "plot": {"kind": "none"},
+    }
     per_record = {}
     for cell in harness.expand(parse(raw, "v.yaml")):
         out = harness.run_cell(cell)
         assert not out.error
         entries = out.meta["ledger"]["entries"]
         per_record[cell.algorithm.kwargs["method"]] = sum(
-            e["details"]["epsilon_bit"] * e["repeats"] for e in entries)
+            e["details"]["epsilon_bit"] * e["repeats"] for e in entries
+        )
     assert per_record["non-decomposition"] == pytest.approx(2.0)
     assert per_record["decomposition"] == pytest.approx(2.0)
 
@@ -174,16 +195,24 @@ def test_bounds_from_the_data_warn():
 
 
 def test_spec_bounds_key(tmp_path):
-    raw = {"name": "b", "seed": 1, "epsilon": [1.0], "bounds": "public",
-           "datasets": [{"name": "image"}, {"name": "s1", "params": {"bounds": "data"}}],
-           "algorithms": [{"name": "dplloyd", "repeat": 1}], "init": {"sets": 1},
-           "plot": {"kind": "none"}}
+    raw = {
+        "name": "b",
+        "seed": 1,
+        "epsilon": [1.0],
+        "bounds": "public",
+        "datasets": [{"name": "image"}, {"name": "s1", "params": {"bounds": "data"}}],
+        "algorithms": [{"name": "dplloyd", "repeat": 1}],
+        "init": {"sets": 1},
+        "plot": {"kind": "none"},
+    }
     sp = parse(raw, "b.yaml")
     assert [d.key for d in sp.datasets] == ["image(bounds=public)", "s1"]
     rep = harness.run_spec(sp, tmp_path / "out")
     assert not rep.failures
     assert dict(zip(rep.runs["dataset"], rep.runs["bounds"])) == {
-        "image(bounds=public)": "public", "s1": "data"}
+        "image(bounds=public)": "public",
+        "s1": "data",
+    }
     from dpcluster.errors import SpecError
 
     with pytest.raises(SpecError, match="bounds"):
@@ -191,8 +220,14 @@ def test_spec_bounds_key(tmp_path):
 
 
 def test_non_private_rows_claim_nothing(tmp_path):
-    raw = {"name": "np", "seed": 1, "datasets": [{"name": "s1"}],
-           "algorithms": [{"name": "lloyd"}], "init": {"sets": 2}, "plot": {"kind": "none"}}
+    raw = {
+        "name": "np",
+        "seed": 1,
+        "datasets": [{"name": "s1"}],
+        "algorithms": [{"name": "lloyd"}],
+        "init": {"sets": 2},
+        "plot": {"kind": "none"},
+    }
     rep = harness.run_spec(parse(raw, "np.yaml"), tmp_path / "o")
     assert (rep.runs["epsilon_provable"] == math.inf).all()
     assert (rep.runs["epsilon_claimed"] == math.inf).all()

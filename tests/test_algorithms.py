@@ -39,8 +39,9 @@ def test_lloyd_matches_sklearn(s1):
     inits = np.stack([s1.X[rng.choice(s1.N, 15, replace=False)] for _ in range(5)])
     ours, iters = lloyd_batch(s1.X, inits)
     for init, C, _it in zip(inits, ours, iters):
-        km = sklearn.KMeans(15, init=init, n_init=1, max_iter=300, tol=0.0,
-                            algorithm="lloyd").fit(s1.X)
+        km = sklearn.KMeans(15, init=init, n_init=1, max_iter=300, tol=0.0, algorithm="lloyd").fit(
+            s1.X
+        )
         np.testing.assert_allclose(C, km.cluster_centers_, atol=1e-9, rtol=0)
         assert kernels.nicv(s1.X, C) == pytest.approx(km.inertia_ / s1.N, rel=1e-9)
 
@@ -69,15 +70,18 @@ def test_dplloyd_is_worse_at_small_epsilon(s1):
     inits = np.repeat(init[None], 200, axis=0)
     nicvs = {}
     for eps in (0.05, 5.0):
-        streams = [{"count": np.random.default_rng((i, 0)), "sum": np.random.default_rng((i, 1))}
-                   for i in range(200)]
+        streams = [
+            {"count": np.random.default_rng((i, 0)), "sum": np.random.default_rng((i, 1))}
+            for i in range(200)
+        ]
         C, _ = dplloyd_batch(s1.X, inits, eps, streams)
         nicvs[eps] = kernels.nicv(s1.X, C).mean()
     assert nicvs[0.05] > nicvs[5.0]
 
 
-@pytest.mark.parametrize("N,d,expected", [(5000, 2, 22), (48842, 6, 8), (26733, 10, 4),
-                                           (107091, 2, 103)])
+@pytest.mark.parametrize(
+    "N,d,expected", [(5000, 2, 22), (48842, 6, 8), (26733, 10, 4), (107091, 2, 103)]
+)
 def test_eugkm_cells_per_axis(N, d, expected):
     # METHODS numeric checks at ε = 1, θ = 10: S1 22.36, Adult 8.36, Lifesci 3.73, Gowalla 103.5
     assert cells_per_axis(N, 1.0, d, 10.0, "round") == expected
@@ -138,8 +142,13 @@ def test_improved_constants_match_methods():
         split = improved_split(1.0, d)
         assert split.count == pytest.approx(share, abs=5e-4)
         assert split.total == pytest.approx(1.0)
-    for N, d, k, t in [(5000, 2, 15, 2), (107091, 2, 5, 7), (34112, 3, 3, 7),
-                       (48842, 6, 5, 7), (26733, 10, 3, 6)]:
+    for N, d, k, t in [
+        (5000, 2, 15, 2),
+        (107091, 2, 5, 7),
+        (34112, 3, 3, 7),
+        (48842, 6, 5, 7),
+        (26733, 10, 3, 6),
+    ]:
         assert improved_iterations(1.0, N, k, d) == t
 
 

@@ -27,6 +27,7 @@ TARGETS = targets()
 
 # --- statistics ------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("k,n", [(0, 10), (3, 10), (10, 10), (57, 1000), (1, 5000)])
 def test_clopper_pearson_matches_scipy(k, n):
     ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
@@ -54,14 +55,16 @@ def test_blackbox_bound_on_known_laplace_pair():
 
 # --- likelihoods against brute force ---------------------------------------------------
 
+
 def test_laplace_and_exponential_likelihoods():
     m = LaplaceMechanism(0.7, 2.0)
     y, a = np.array([0.3, -4.0, 9.0]), np.array([1.0, 1.0, 1.0])
     assert np.allclose(m.log_likelihood(y, a), laplace.logpdf(y, loc=a, scale=m.scale))
     em = ExponentialMechanism(0.9, 3.0)
     loss = np.array([1.0, 5.0, 2.5, 0.0])
-    assert np.allclose([math.exp(em.log_likelihood(i, loss)) for i in range(4)],
-                       em.probabilities(loss))
+    assert np.allclose(
+        [math.exp(em.log_likelihood(i, loss)) for i in range(4)], em.probabilities(loss)
+    )
 
 
 def test_dplloyd_transcript_llr_matches_a_direct_density():
@@ -73,9 +76,13 @@ def test_dplloyd_transcript_llr_matches_a_direct_density():
     seen = []
     rec = TranscriptLLR(D, D2, n, per_trial=False)
     with observe(lambda rel: (seen.append(rel), rec(rel))):
-        dplloyd_batch(D, np.repeat(init, n, 0), eps,
-                      {"count": np.random.default_rng(1), "sum": np.random.default_rng(2)},
-                      iterations=1)
+        dplloyd_batch(
+            D,
+            np.repeat(init, n, 0),
+            eps,
+            {"count": np.random.default_rng(1), "sum": np.random.default_rng(2)},
+            iterations=1,
+        )
     counts, sums = seen
     want = np.zeros(n)
     for rel, which in ((counts, 0), (sums, 1)):
@@ -83,8 +90,10 @@ def test_dplloyd_transcript_llr_matches_a_direct_density():
         fD = naive.cluster_stats(D, init[0])[which]
         fD2 = naive.cluster_stats(D2, init[0])[which]
         for r in range(n):
-            want[r] += (laplace.logpdf(rel.output[r], fD, b).sum()
-                        - laplace.logpdf(rel.output[r], fD2, b).sum())
+            want[r] += (
+                laplace.logpdf(rel.output[r], fD, b).sum()
+                - laplace.logpdf(rel.output[r], fD2, b).sum()
+            )
     assert np.allclose(rec.llr, want, rtol=0, atol=1e-9)
     assert rec.llr.max() <= eps + 1e-12
 
@@ -119,6 +128,7 @@ def test_likelihood_ratio_has_mean_one_under_the_neighbour():
 
 # --- the audit on the real mechanisms -----------------------------------------------------
 
+
 def test_audit_is_consistent_on_dplloyd_and_eugkm_with_useful_bounds():
     for name in ("dplloyd", "eugkm"):
         row = audit_target(TARGETS[name], 1.0)
@@ -137,15 +147,22 @@ def test_audit_finds_theorem4_violated_but_the_provable_bound_holds():
 
 # --- planted bugs (kept here, never in the registry) --------------------------------------
 
-@pytest.mark.parametrize("module,target", [(planted.dplloyd_module, "dplloyd"),
-                                           (planted.eugkm_module, "eugkm"),
-                                           (planted.gkm_module, "gkm (aggregation)")])
+
+@pytest.mark.parametrize(
+    "module,target",
+    [
+        (planted.dplloyd_module, "dplloyd"),
+        (planted.eugkm_module, "eugkm"),
+        (planted.gkm_module, "gkm (aggregation)"),
+    ],
+)
 def test_halved_laplace_scale_is_caught(monkeypatch, module, target):
     half = planted.scaled_laplace(2.0)
     monkeypatch.setattr(module, "LaplaceMechanism", half)
     if module is planted.gkm_module:
-        monkeypatch.setattr(module, "noise_mechanism",
-                            lambda k, d, l, e, r=1.0: half(e, k * d * 2.0 * r / l))
+        monkeypatch.setattr(
+            module, "noise_mechanism", lambda k, d, l, e, r=1.0: half(e, k * d * 2.0 * r / l)
+        )
     row = audit_target(TARGETS[target], 1.0)
     assert row["verdict"] == "violation of provable ε"
     assert row["epsilon_lb_whitebox"] > 1.0
@@ -166,9 +183,11 @@ def test_correct_split_at_d10_is_consistent_release_by_release():
 
 
 def test_randomised_response_with_twice_the_epsilon_is_caught(monkeypatch):
-    monkeypatch.setattr(response_module.BitVectorResponse, "p",
-                        property(lambda self: response_module.keep_probability(
-                            2 * self.epsilon_bit)))
+    monkeypatch.setattr(
+        response_module.BitVectorResponse,
+        "p",
+        property(lambda self: response_module.keep_probability(2 * self.epsilon_bit)),
+    )
     row = audit_target(TARGETS["dpbv (one attribute)"], 1.0)
     assert row["verdict"] == "violation of provable ε"
     assert row["epsilon_lb_whitebox"] > row["epsilon_provable"]

@@ -13,15 +13,25 @@ import time
 import pytest
 import yaml
 
-GOOD = {"name": "corpus", "seed": 1, "epsilon": [1.0],
-        "datasets": [{"name": "synthetic", "params": {"N": 200, "k": 3, "d": 2}}],
-        "algorithms": [{"name": "lloyd"}, {"name": "dplloyd", "repeat": 2}],
-        "init": {"sets": 2}, "plot": {"kind": "none"}}
+GOOD = {
+    "name": "corpus",
+    "seed": 1,
+    "epsilon": [1.0],
+    "datasets": [{"name": "synthetic", "params": {"N": 200, "k": 3, "d": 2}}],
+    "algorithms": [{"name": "lloyd"}, {"name": "dplloyd", "repeat": 2}],
+    "init": {"sets": 2},
+    "plot": {"kind": "none"},
+}
 
 
 def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "dpcluster.cli", *args], capture_output=True,
-                          text=True, cwd=cwd, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "dpcluster.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+    )
 
 
 def _spec(tmp_path, raw=None, text=None, name="s.yaml"):
@@ -45,23 +55,43 @@ def _tiger(tmp_path, path):
 
 
 CASES = {
-    "duplicate yaml key": (lambda t: _spec(t, text=yaml.safe_dump(GOOD) + "seed: 2\n"),
-                           ["'seed'", "twice"]),
-    "duplicate algorithm": (lambda t: _spec(t, {**GOOD, "algorithms": GOOD["algorithms"] * 2}),
-                            ["algorithms[2]", "twice"]),
+    "duplicate yaml key": (
+        lambda t: _spec(t, text=yaml.safe_dump(GOOD) + "seed: 2\n"),
+        ["'seed'", "twice"],
+    ),
+    "duplicate algorithm": (
+        lambda t: _spec(t, {**GOOD, "algorithms": GOOD["algorithms"] * 2}),
+        ["algorithms[2]", "twice"],
+    ),
     "empty epsilon": (lambda t: _spec(t, {**GOOD, "epsilon": []}), ["'epsilon'", "empty"]),
-    "k above N": (lambda t: _spec(t, {**GOOD, "datasets": [
-        {"name": "synthetic", "params": {"N": 5, "k": 8, "d": 2}}]}), ["k = 8", "N = 5"]),
-    "too many runs": (lambda t: _spec(t, {**GOOD, "algorithms": [
-        {"name": "dplloyd", "repeat": 10**9}]}), ["repeat", "GiB"]),
-    "non-utf8 spec": (lambda t: (t / "b.yaml").write_bytes(b"name: \xff\n") and t / "b.yaml",
-                      ["UTF-8"]),
-    "nan in a user file": (lambda t: _spec(t, _tiger(t, _user_file(t, ["1,2", "nan,3", "4,5"]))),
-                           ["row 2", "column 1", "finite"]),
-    "inf in a user file": (lambda t: _spec(t, _tiger(t, _user_file(t, ["1,2", "3,inf"]))),
-                           ["column 2", "finite"]),
-    "truncated gz user file": (lambda t: _spec(t, _tiger(t, _user_file(
-        t, [f"{i},{i}" for i in range(200)], gz=True, cut=True))), ["gzip"]),
+    "k above N": (
+        lambda t: _spec(
+            t, {**GOOD, "datasets": [{"name": "synthetic", "params": {"N": 5, "k": 8, "d": 2}}]}
+        ),
+        ["k = 8", "N = 5"],
+    ),
+    "too many runs": (
+        lambda t: _spec(t, {**GOOD, "algorithms": [{"name": "dplloyd", "repeat": 10**9}]}),
+        ["repeat", "GiB"],
+    ),
+    "non-utf8 spec": (
+        lambda t: (t / "b.yaml").write_bytes(b"name: \xff\n") and t / "b.yaml",
+        ["UTF-8"],
+    ),
+    "nan in a user file": (
+        lambda t: _spec(t, _tiger(t, _user_file(t, ["1,2", "nan,3", "4,5"]))),
+        ["row 2", "column 1", "finite"],
+    ),
+    "inf in a user file": (
+        lambda t: _spec(t, _tiger(t, _user_file(t, ["1,2", "3,inf"]))),
+        ["column 2", "finite"],
+    ),
+    "truncated gz user file": (
+        lambda t: _spec(
+            t, _tiger(t, _user_file(t, [f"{i},{i}" for i in range(200)], gz=True, cut=True))
+        ),
+        ["gzip"],
+    ),
 }
 
 
@@ -77,7 +107,8 @@ def test_bad_input_is_one_line_exit_2(tmp_path, case):
     for w in words:
         assert w in err, (case, err)
     assert not (tmp_path / "results" / "corpus" / "cells").exists() or not any(
-        (tmp_path / "results" / "corpus" / "cells").glob("*.csv"))
+        (tmp_path / "results" / "corpus" / "cells").glob("*.csv")
+    )
 
 
 def test_unwritable_or_blocked_out_fails_before_work(tmp_path):
@@ -99,8 +130,10 @@ def test_a_folder_of_another_spec_is_not_overwritten(tmp_path):
 
 def test_files_respect_the_umask(tmp_path):
     spec_path = _spec(tmp_path)
-    code = ("import os, sys; os.umask(0o022); from dpcluster.cli import main; "
-            f"sys.argv = ['dpcluster', 'run', {str(spec_path)!r}, '-q']; main()")
+    code = (
+        "import os, sys; os.umask(0o022); from dpcluster.cli import main; "
+        f"sys.argv = ['dpcluster', 'run', {str(spec_path)!r}, '-q']; main()"
+    )
     subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=False, capture_output=True)
     mode = (tmp_path / "results" / "corpus" / "summary.csv").stat().st_mode & 0o777
     assert mode == 0o644
@@ -125,13 +158,20 @@ def test_verify_catches_damage_and_names_the_file(tmp_path):
 
 @pytest.mark.slow
 def test_sigterm_exits_143_and_keeps_finished_cells(tmp_path):
-    raw = {**GOOD, "epsilon": [0.1, 0.2, 0.5, 1.0, 2.0, 4.0],
-           "datasets": [{"name": "synthetic", "params": {"N": 3000, "k": 4, "d": 3}}],
-           "algorithms": [{"name": "pgkm", "repeat": 30}]}
+    raw = {
+        **GOOD,
+        "epsilon": [0.1, 0.2, 0.5, 1.0, 2.0, 4.0],
+        "datasets": [{"name": "synthetic", "params": {"N": 3000, "k": 4, "d": 3}}],
+        "algorithms": [{"name": "pgkm", "repeat": 30}],
+    }
     spec_path = _spec(tmp_path, raw)
-    proc = subprocess.Popen([sys.executable, "-m", "dpcluster.cli", "run", str(spec_path),
-                             "--jobs", "2", "-q"], cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dpcluster.cli", "run", str(spec_path), "--jobs", "2", "-q"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     cells = tmp_path / "results" / "corpus" / "cells"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not list(cells.glob("*.json")):

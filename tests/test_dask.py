@@ -15,12 +15,20 @@ pytest.importorskip("distributed")
 from dpcluster import harness  # noqa: E402
 from dpcluster.spec import parse  # noqa: E402
 
-SPEC = {"name": "dask", "seed": 4, "epsilon": [0.5, 1.0],
-        "datasets": [{"name": "synthetic", "params": {"N": 400, "k": 3, "d": 2}},
-                     {"name": "s1"}],
-        "algorithms": [{"name": "lloyd"}, {"name": "dplloyd", "repeat": 3},
-                       {"name": "eugkm", "repeat": 2}, {"name": "gkm", "repeat": 2}],
-        "init": {"sets": 3}, "plot": {"kind": "none"}}
+SPEC = {
+    "name": "dask",
+    "seed": 4,
+    "epsilon": [0.5, 1.0],
+    "datasets": [{"name": "synthetic", "params": {"N": 400, "k": 3, "d": 2}}, {"name": "s1"}],
+    "algorithms": [
+        {"name": "lloyd"},
+        {"name": "dplloyd", "repeat": 3},
+        {"name": "eugkm", "repeat": 2},
+        {"name": "gkm", "repeat": 2},
+    ],
+    "init": {"sets": 3},
+    "plot": {"kind": "none"},
+}
 
 
 def _tables(out):
@@ -49,23 +57,53 @@ def test_local_cluster_gives_the_local_bytes(tmp_path, local):
 def test_scheduler_and_workers_in_separate_processes(tmp_path, local):
     dask = shutil.which("dask", path=str(Path(sys.executable).parent)) or "dask"
     file = tmp_path / "scheduler.json"
-    procs = [subprocess.Popen([dask, "scheduler", "--scheduler-file", str(file), "--port", "0",
-                               "--dashboard-address", ":0"], cwd=tmp_path,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    procs = [
+        subprocess.Popen(
+            [
+                dask,
+                "scheduler",
+                "--scheduler-file",
+                str(file),
+                "--port",
+                "0",
+                "--dashboard-address",
+                ":0",
+            ],
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    ]
     try:
         deadline = time.monotonic() + 60
         while not file.is_file() and time.monotonic() < deadline:
             time.sleep(0.2)
-        procs.append(subprocess.Popen([dask, "worker", "--scheduler-file", str(file),
-                                       "--nworkers", "2", "--nthreads", "1",
-                                       "--dashboard-address", ":0"], cwd=tmp_path,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        procs.append(
+            subprocess.Popen(
+                [
+                    dask,
+                    "worker",
+                    "--scheduler-file",
+                    str(file),
+                    "--nworkers",
+                    "2",
+                    "--nthreads",
+                    "1",
+                    "--dashboard-address",
+                    ":0",
+                ],
+                cwd=tmp_path,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
         from dask.distributed import Client
 
         with Client(scheduler_file=str(file), timeout=60) as client:
             client.wait_for_workers(2, timeout=60)
-        rep = harness.run_spec(parse(SPEC, "d.yaml"), tmp_path / "dask", backend="dask",
-                               scheduler=str(file))
+        rep = harness.run_spec(
+            parse(SPEC, "d.yaml"), tmp_path / "dask", backend="dask", scheduler=str(file)
+        )
         assert not rep.failures
         summary, runs = _tables(tmp_path / "dask")
         assert summary == local[0] and runs.equals(local[1])
@@ -81,7 +119,19 @@ def test_cli_backend_flags(tmp_path):
 
     spec = tmp_path / "s.yaml"
     spec.write_text(yaml.safe_dump({**SPEC, "datasets": SPEC["datasets"][:1]}))
-    proc = subprocess.run([sys.executable, "-m", "dpcluster.cli", "run", str(spec),
-                           "--scheduler", "tcp://127.0.0.1:1"], capture_output=True, text=True,
-                          cwd=tmp_path, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dpcluster.cli",
+            "run",
+            str(spec),
+            "--scheduler",
+            "tcp://127.0.0.1:1",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
     assert proc.returncode == 2 and "--scheduler needs --backend dask" in proc.stderr

@@ -63,8 +63,9 @@ def test_scikit_learn_estimator_checks_pass():
         pytest.skip("scikit-learn < 1.6: no on_fail; the checks are run one by one there")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results = check_estimator(DPKMeans(n_clusters=3, random_state=0, bounds=(-100, 100)),
-                                  on_fail=None)
+        results = check_estimator(
+            DPKMeans(n_clusters=3, random_state=0, bounds=(-100, 100)), on_fail=None
+        )
     failed = [r["check_name"] for r in results if r["status"] == "failed"]
     assert failed == []
 

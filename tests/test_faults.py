@@ -8,10 +8,15 @@ import pytest
 from dpcluster import harness, results
 from dpcluster.spec import parse
 
-SPEC = {"name": "faults", "seed": 11, "epsilon": [0.5, 1.0],
-        "datasets": [{"name": "synthetic", "params": {"N": 300, "k": 3, "d": 2}}],
-        "algorithms": [{"name": "lloyd"}, {"name": "dplloyd", "repeat": 3}],
-        "init": {"sets": 4}, "plot": {"kind": "none"}}
+SPEC = {
+    "name": "faults",
+    "seed": 11,
+    "epsilon": [0.5, 1.0],
+    "datasets": [{"name": "synthetic", "params": {"N": 300, "k": 3, "d": 2}}],
+    "algorithms": [{"name": "lloyd"}, {"name": "dplloyd", "repeat": 3}],
+    "init": {"sets": 4},
+    "plot": {"kind": "none"},
+}
 
 
 def _cut_at_line(p):
@@ -39,8 +44,13 @@ def _foreign_columns(p):
     p.write_text("\n".join([text[0] + ",garbage"] + [t + ",text" for t in text[1:]]) + "\n")
 
 
-DAMAGE = {"cut at a line end": _cut_at_line, "cut mid-line": _cut_mid_line,
-          "random bytes": _random_bytes, "empty": _empty, "foreign columns": _foreign_columns}
+DAMAGE = {
+    "cut at a line end": _cut_at_line,
+    "cut mid-line": _cut_mid_line,
+    "random bytes": _random_bytes,
+    "empty": _empty,
+    "foreign columns": _foreign_columns,
+}
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +107,8 @@ def test_a_damaged_csv_is_recomputed(tmp_path, capsys, clean, how):
 @pytest.mark.parametrize("missing", ["json", "csv"])
 def test_half_a_cell_is_recomputed(tmp_path, capsys, clean, missing):
     rep, out, err, _ = _damaged_rerun(
-        tmp_path, lambda c, j: (j if missing == "json" else c).unlink(), capsys)
+        tmp_path, lambda c, j: (j if missing == "json" else c).unlink(), capsys
+    )
     assert rep.cells_computed == 1
     assert (out / "summary.csv").read_bytes() == clean[0]
 
@@ -122,8 +133,16 @@ def test_cell_record_and_meta_history(tmp_path):
     harness.run_spec(sp, out)
     cell = harness.expand(sp)[0]
     record = json.loads(results.cell_paths(out, cell.id)[1].read_text())
-    for key in ("csv_sha256", "csv_rows", "csv_columns", "dpcluster", "git_commit", "created",
-                "wall_time_s", "identity"):
+    for key in (
+        "csv_sha256",
+        "csv_rows",
+        "csv_columns",
+        "dpcluster",
+        "git_commit",
+        "created",
+        "wall_time_s",
+        "identity",
+    ):
         assert key in record
     meta = json.loads((out / "meta.json").read_text())
     assert [h["cells_computed"] for h in meta["history"]] == [len(harness.expand(sp)), 0]
@@ -150,8 +169,12 @@ def test_kill_9_at_twenty_points_then_resume_gives_the_same_bytes(tmp_path, clea
     delays = np.random.default_rng(2026).uniform(0.05, 1.0, 20) * full
     for i, delay in enumerate(delays):
         out = tmp_path / f"k{i}"
-        proc = subprocess.Popen(cmd + ["--out", str(out)], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd + ["--out", str(out)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         time.sleep(delay)
         if proc.poll() is None:
             import os

@@ -10,13 +10,20 @@ import yaml
 
 from dpcluster import harness, results, spec
 
-TINY = {"name": "tiny", "seed": 11,
-        "datasets": [{"name": "synthetic", "params": {"N": 600, "k": 3, "d": 2}}, {"name": "s1"}],
-        "epsilon": [0.5, 2.0], "init": {"sets": 3},
-        "algorithms": [{"name": "lloyd"}, {"name": "dplloyd", "repeat": 4},
-                       {"name": "dplloyd_improved", "repeat": 2},
-                       {"name": "eugkm", "repeat": 2}],
-        "plot": {"kind": "nicv_vs_epsilon"}}
+TINY = {
+    "name": "tiny",
+    "seed": 11,
+    "datasets": [{"name": "synthetic", "params": {"N": 600, "k": 3, "d": 2}}, {"name": "s1"}],
+    "epsilon": [0.5, 2.0],
+    "init": {"sets": 3},
+    "algorithms": [
+        {"name": "lloyd"},
+        {"name": "dplloyd", "repeat": 4},
+        {"name": "dplloyd_improved", "repeat": 2},
+        {"name": "eugkm", "repeat": 2},
+    ],
+    "plot": {"kind": "nicv_vs_epsilon"},
+}
 TIMING = ["wall_time_s"]
 
 
@@ -77,9 +84,14 @@ def test_resume_after_crash_repeats_no_finished_cell(tmp_path, monkeypatch):
 def test_a_cell_finished_for_another_spec_is_reused(tmp_path, monkeypatch):
     """Fig. 5 and Fig. 7 share cells with Fig. 1: same identity, same bytes, no recompute."""
     first = harness.run_spec(_spec(tmp_path), tmp_path / "results" / "first")
-    other = _spec(tmp_path, name="other", algorithms=[
-        {"name": "dplloyd", "repeat": 4},
-        {"name": "dplloyd", "repeat": 5, "params": {"iterations": 4}}])
+    other = _spec(
+        tmp_path,
+        name="other",
+        algorithms=[
+            {"name": "dplloyd", "repeat": 4},
+            {"name": "dplloyd", "repeat": 5, "params": {"iterations": 4}},
+        ],
+    )
     computed = []
     real_run = harness.run_cell
     monkeypatch.setattr(harness, "run_cell", lambda c, *a: computed.append(c.id) or real_run(c, *a))
@@ -94,10 +106,14 @@ def test_a_cell_finished_for_another_spec_is_reused(tmp_path, monkeypatch):
 
 def test_a_borrowed_cell_takes_the_borrowing_specs_variant_label(tmp_path):
     """Fig. 6 leaves θ at 10 ("eugkm"); Fig. 2 sweeps it ("eugkm(theta=10.0)"): same cell."""
-    harness.run_spec(_spec(tmp_path, algorithms=[{"name": "eugkm", "repeat": 2}]),
-                     tmp_path / "results" / "plain")
-    sweep = _spec(tmp_path, name="sweep",
-                  algorithms=[{"name": "eugkm", "repeat": 2, "params": {"theta": [10, 20]}}])
+    harness.run_spec(
+        _spec(tmp_path, algorithms=[{"name": "eugkm", "repeat": 2}]), tmp_path / "results" / "plain"
+    )
+    sweep = _spec(
+        tmp_path,
+        name="sweep",
+        algorithms=[{"name": "eugkm", "repeat": 2, "params": {"theta": [10, 20]}}],
+    )
     rep = harness.run_spec(sweep, tmp_path / "results" / "sweep")
     assert rep.cells_resumed == 4  # θ = 10 at two datasets × two ε
     assert set(rep.summary["variant"]) == {"eugkm(theta=10.0)", "eugkm(theta=20.0)"}
@@ -112,9 +128,11 @@ def test_theta_values_with_the_same_grid_are_one_computation(tmp_path, monkeypat
     for eps in (0.5, 2.0):  # the premise: same m for θ = 10 and 10.5, another m for θ = 20
         m = [cells_per_axis(600, eps, 2, t) for t in (10, 10.5, 20)]
         assert m[0] == m[1] != m[2]
-    sweep = _spec(tmp_path, datasets=[TINY["datasets"][0]],
-                  algorithms=[{"name": "eugkm", "repeat": 2,
-                               "params": {"theta": [10, 10.5, 20]}}])
+    sweep = _spec(
+        tmp_path,
+        datasets=[TINY["datasets"][0]],
+        algorithms=[{"name": "eugkm", "repeat": 2, "params": {"theta": [10, 10.5, 20]}}],
+    )
     computed = []
     real_run = harness.run_cell
     monkeypatch.setattr(harness, "run_cell", lambda c, *a: computed.append(c.id) or real_run(c, *a))
@@ -125,9 +143,11 @@ def test_theta_values_with_the_same_grid_are_one_computation(tmp_path, monkeypat
     assert (a["nicv"] == b["nicv"]).all() and len(a) == 4
     assert a["params"].str.contains('"theta":10.0').all()
     assert b["params"].str.contains('"theta":10.5').all()
-    noisy_n = _spec(tmp_path, datasets=[TINY["datasets"][0]],
-                    algorithms=[{"name": "eugkm", "params": {"theta": [10, 10.5],
-                                                             "private_n": True}}])
+    noisy_n = _spec(
+        tmp_path,
+        datasets=[TINY["datasets"][0]],
+        algorithms=[{"name": "eugkm", "params": {"theta": [10, 10.5], "private_n": True}}],
+    )
     ids = [c.id for c in harness.expand(noisy_n)]
     assert len(set(ids)) == len(ids)  # a noisy N makes m random: nothing to share
 
@@ -145,8 +165,10 @@ def test_same_bytes_for_any_jobs(tmp_path):
 
 def test_streams_depend_on_identity_not_repeat_count(tmp_path):
     a = harness.run_spec(_spec(tmp_path), tmp_path / "a" / "out").runs
-    more = [dict(x, repeat=x.get("repeat", 1) * 2) if x["name"] == "dplloyd" else x
-            for x in TINY["algorithms"]]
+    more = [
+        dict(x, repeat=x.get("repeat", 1) * 2) if x["name"] == "dplloyd" else x
+        for x in TINY["algorithms"]
+    ]
     b = harness.run_spec(_spec(tmp_path, algorithms=more), tmp_path / "b" / "out").runs
     key = ["dataset", "algorithm", "epsilon", "init", "rep"]
     merged = a[a.algorithm == "dplloyd"].merge(b, on=key, suffixes=("", "_b"))
@@ -159,8 +181,16 @@ def test_several_specs_share_one_pool_and_compute_a_shared_cell_once(tmp_path, m
     and each spec's tables are the bytes a separate run gives."""
     a = _spec(tmp_path)
     b_path = tmp_path / "b.yaml"
-    b_path.write_text(yaml.safe_dump({**TINY, "name": "b", "epsilon": [0.5],
-                                      "algorithms": [{"name": "dplloyd", "repeat": 4}]}))
+    b_path.write_text(
+        yaml.safe_dump(
+            {
+                **TINY,
+                "name": "b",
+                "epsilon": [0.5],
+                "algorithms": [{"name": "dplloyd", "repeat": 4}],
+            }
+        )
+    )
     b = spec.load(b_path)
     computed = []
     real_run = harness.run_cell
@@ -179,9 +209,14 @@ def test_arithmetic_parameters_change_the_cell_not_its_noise(tmp_path):
     """EUGkM's ``distances`` is part of a cell's identity (the two precisions are separate
     results) but not of its streams: both cells draw the same synopses, so they compare run
     for run. On this small well-separated grid they agree exactly."""
-    sp = _spec(tmp_path, datasets=[TINY["datasets"][0]], epsilon=[2.0],
-               algorithms=[{"name": "eugkm", "repeat": 2,
-                            "params": {"distances": ["float32", "float64"]}}])
+    sp = _spec(
+        tmp_path,
+        datasets=[TINY["datasets"][0]],
+        epsilon=[2.0],
+        algorithms=[
+            {"name": "eugkm", "repeat": 2, "params": {"distances": ["float32", "float64"]}}
+        ],
+    )
     single, double = harness.expand(sp)
     assert single.id != double.id
     assert single.stream_prefix == double.stream_prefix
@@ -194,8 +229,16 @@ def test_arithmetic_parameters_change_the_cell_not_its_noise(tmp_path):
 def test_parallel_table_writing_gives_the_same_bytes(tmp_path):
     a = _spec(tmp_path)
     b_path = tmp_path / "b.yaml"
-    b_path.write_text(yaml.safe_dump({**TINY, "name": "b", "epsilon": [0.5],
-                                      "algorithms": [{"name": "dplloyd", "repeat": 4}]}))
+    b_path.write_text(
+        yaml.safe_dump(
+            {
+                **TINY,
+                "name": "b",
+                "epsilon": [0.5],
+                "algorithms": [{"name": "dplloyd", "repeat": 4}],
+            }
+        )
+    )
     b = spec.load(b_path)
     serial = harness.run_specs([(a, tmp_path / "s" / "a"), (b, tmp_path / "s" / "b")], jobs=1)
     pooled = harness.run_specs([(a, tmp_path / "p" / "a"), (b, tmp_path / "p" / "b")], jobs=2)
@@ -216,8 +259,9 @@ def test_heaviest_cells_start_first(tmp_path, monkeypatch):
 
 
 def _cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "dpcluster.cli", *args], capture_output=True,
-                          text=True, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "dpcluster.cli", *args], capture_output=True, text=True, cwd=cwd
+    )
 
 
 def test_cli_bad_spec_exit_2_without_traceback(tmp_path):
@@ -251,10 +295,15 @@ def test_cli_validate_list_dry_run_and_plot(tmp_path):
 
 def test_cli_failed_cell_exit_1_keeps_the_rest(tmp_path):
     # θ = 1e-6 asks for a ~10^9-cell grid, above max_cells: that cell fails, Lloyd is kept
-    raw = {**TINY, "datasets": [{"name": "synthetic", "params": {"N": 300, "k": 2, "d": 2}}],
-           "algorithms": [{"name": "lloyd"}, {"name": "eugkm", "repeat": 1,
-                                              "params": {"theta": 1e-6}}],
-           "epsilon": [1.0]}
+    raw = {
+        **TINY,
+        "datasets": [{"name": "synthetic", "params": {"N": 300, "k": 2, "d": 2}}],
+        "algorithms": [
+            {"name": "lloyd"},
+            {"name": "eugkm", "repeat": 1, "params": {"theta": 1e-6}},
+        ],
+        "epsilon": [1.0],
+    }
     path = tmp_path / "fail.yaml"
     path.write_text(yaml.safe_dump(raw))
     out = tmp_path / "o"

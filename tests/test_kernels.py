@@ -18,8 +18,9 @@ def _check_stats(X, C, w=None):
     np.testing.assert_allclose(sums, ref_s, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("N,d,k", [(500, 2, 15), (300, 6, 5), (200, 10, 3), (100, 13, 4),
-                                    (50, 1, 2)])
+@pytest.mark.parametrize(
+    "N,d,k", [(500, 2, 15), (300, 6, 5), (200, 10, 3), (100, 13, 4), (50, 1, 2)]
+)
 def test_cluster_stats_random(rng, N, d, k):
     X = rng.uniform(-1, 1, (N, d))
     _check_stats(X, rng.uniform(-1, 1, (k, d)))
@@ -119,11 +120,13 @@ def test_cell_centres_order_matches_grid():
     counts = kernels.grid_histogram(centres, m)
     np.testing.assert_array_equal(counts, np.ones(m**d))  # each centre lands in its own cell
     idx = 37
-    np.testing.assert_array_equal(naive.grid_counts(centres[idx:idx + 1], m).nonzero()[0], [idx])
+    np.testing.assert_array_equal(naive.grid_counts(centres[idx : idx + 1], m).nonzero()[0], [idx])
 
 
-@pytest.mark.parametrize("m,d,k,R", [(7, 1, 3, 5), (5, 2, 4, 30), (4, 3, 2, 33), (3, 5, 6, 2),
-                                     (2, 6, 3, 1), (3, 4, 1, 70)])
+@pytest.mark.parametrize(
+    "m,d,k,R",
+    [(7, 1, 3, 5), (5, 2, 4, 30), (4, 3, 2, 33), (3, 5, 6, 2), (2, 6, 3, 1), (3, 4, 1, 70)],
+)
 def test_grid_stats_equals_oracle_on_cell_centres(rng, m, d, k, R):
     w = rng.normal(size=m**d)  # noisy counts: negative and fractional
     C = rng.uniform(-1, 1, (R, k, d))

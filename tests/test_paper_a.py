@@ -33,6 +33,7 @@ def _blobs(k=3, d=2, per=200, seed=0, spread=0.05):
 
 # --- GkM (A4) -------------------------------------------------------------------------
 
+
 def test_block_rules():
     assert block_size("N^0.6", 5000, 15) == round(5000**0.6) == 166
     assert n_blocks(5000, 166) == int(5000**0.4) == 30  # GUPT's num_blocks
@@ -50,7 +51,7 @@ def test_block_lloyd_matches_naive_per_block(rng):
     C = C0.copy()
     block_lloyd(X, starts, C, 7)
     for b in range(3):
-        ref = naive.lloyd_steps(X[starts[b]:starts[b + 1]], C0[b], 7)
+        ref = naive.lloyd_steps(X[starts[b] : starts[b + 1]], C0[b], 7)
         np.testing.assert_allclose(C[b], ref, atol=1e-12)
 
 
@@ -78,7 +79,7 @@ def test_sag_matches_a_naive_pipeline():
     picks = block_initial_records(np.diff(starts), k, init_rng)
     blocks = []
     for b in range(l):
-        B = Xs[starts[b]:starts[b + 1]]
+        B = Xs[starts[b] : starts[b + 1]]
         C = np.clip(naive.lloyd_steps(B, B[picks[b]], 10), -1, 1)
         blocks.append(C[np.lexsort(C.T[::-1])])
     assert l == len(X) // (3 * k)
@@ -126,12 +127,20 @@ def test_gkm_noise_scale_and_ledger():
 
 def test_gkm_noise_shrinks_with_epsilon():
     X, _ = _blobs()
-    err = {eps: np.mean([np.abs(gkm(X, 3, eps, np.random.default_rng([1, s])).centroids).max()
-                         for s in range(30)]) for eps in (0.05, 50.0)}
+    err = {
+        eps: np.mean(
+            [
+                np.abs(gkm(X, 3, eps, np.random.default_rng([1, s])).centroids).max()
+                for s in range(30)
+            ]
+        )
+        for eps in (0.05, 50.0)
+    }
     assert err[0.05] > 5 * err[50.0]
 
 
 # --- PGkM and Gene (A5) ---------------------------------------------------------------
+
 
 @pytest.mark.statistical
 def test_exponential_mechanism_selection_probabilities():
@@ -149,8 +158,9 @@ def test_exponential_mechanism_selection_probabilities():
 def test_pgkm_ledger_and_per_selection_budget():
     X, _ = _blobs(per=50)
     for d_eps in (0.1, 1.0):
-        res = genetic_kmeans(X, 3, np.random.default_rng(0), d_eps, pool=40, selected=10,
-                             iterations=8)
+        res = genetic_kmeans(
+            X, 3, np.random.default_rng(0), d_eps, pool=40, selected=10, iterations=8
+        )
         assert len(res.ledger.entries) == 80
         assert all(e.epsilon == pytest.approx(d_eps / 80) for e in res.ledger.entries)
         assert all(e.sensitivity == fitness_sensitivity(2) == 8.0 for e in res.ledger.entries)
@@ -159,8 +169,9 @@ def test_pgkm_ledger_and_per_selection_budget():
 
 def test_gene_fitness_never_gets_worse():
     X, _ = _blobs(per=80)
-    res = genetic_kmeans(X, 3, np.random.default_rng(4), None, pool=60, selected=10,
-                         iterations=15, trace=True)
+    res = genetic_kmeans(
+        X, 3, np.random.default_rng(4), None, pool=60, selected=10, iterations=15, trace=True
+    )
     trace = np.array(res.info["trace"])
     assert len(trace) == 15 and not res.ledger.entries
     assert np.all(np.diff(trace) <= 1e-15)  # elitist: parents stay in the pool
@@ -168,6 +179,7 @@ def test_gene_fitness_never_gets_worse():
 
 
 # --- MSE analysis (A6) and the hybrid (A7) --------------------------------------------
+
 
 def test_mse_formulas_against_hand_values():
     # N=1000, k=2, d=2, eps=1, t=5, r=1, ||o||² = 2: G = 4·9·4 = 144
@@ -181,10 +193,15 @@ def test_mse_formulas_against_hand_values():
     assert analysis.theta_star(2, 5) == pytest.approx(math.sqrt(2 / 3))
 
 
-@pytest.mark.parametrize("name,N,k,d,expected", [("gowalla", 107091, 5, 2, 0.50),
-                                                 ("image", 34112, 3, 3, 0.19),
-                                                 ("adult", 48842, 5, 6, 0.095),
-                                                 ("lifesci", 26733, 3, 10, 0.099)])
+@pytest.mark.parametrize(
+    "name,N,k,d,expected",
+    [
+        ("gowalla", 107091, 5, 2, 0.50),
+        ("image", 34112, 3, 3, 0.19),
+        ("adult", 48842, 5, 6, 0.095),
+        ("lifesci", 26733, 3, 10, 0.099),
+    ],
+)
 def test_switch_on_epsilon_matches_methods(name, N, k, d, expected):
     assert analysis.switch_on_epsilon(N, k, d) == pytest.approx(expected, abs=0.005)
     assert analysis.switch_on_epsilon(5000, 15, 2) > 2.0  # S1 never switches in ε ≤ 2
@@ -253,8 +270,17 @@ def test_every_private_paper_a_run_spends_at_most_epsilon(name, d):
     params.update({"pool": 20} if name == "pgkm" else {})
     params.update({"lloyd_runs": 2, "force": True} if name == "hybrid" else {})
     for eps in (0.1, 1.0):
-        ctx = CellContext(ds, 3, eps, params, 2, 3, "uniform", StreamFactory(1, (name, d)),
-                          StreamFactory(1, ("init", d)))
+        ctx = CellContext(
+            ds,
+            3,
+            eps,
+            params,
+            2,
+            3,
+            "uniform",
+            StreamFactory(1, (name, d)),
+            StreamFactory(1, ("init", d)),
+        )
         rows, ledger = info.run_cell(ctx)
         assert rows and all(r["epsilon_provable"] <= eps * (1 + ROUNDING) for r in rows)
         assert ledger["total_epsilon"] <= eps * (1 + ROUNDING)

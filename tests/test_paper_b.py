@@ -29,8 +29,11 @@ from tests import naive
 
 # --- encodings and kernels -------------------------------------------------------------
 
-@pytest.mark.parametrize("eps,s,delta", [(2, 1000, 7.514e-56), (1, 1000, 8.96e-137),
-                                         (4, 1000, 1.31e-8), (2, 100, 3.07e-6)])
+
+@pytest.mark.parametrize(
+    "eps,s,delta",
+    [(2, 1000, 7.514e-56), (1, 1000, 8.96e-137), (4, 1000, 1.31e-8), (2, 100, 3.07e-6)],
+)
 def test_theorem4_delta(eps, s, delta):
     assert dpbv_delta(eps, s) == pytest.approx(delta, rel=2e-3)
     p = keep_probability(eps)
@@ -89,8 +92,11 @@ def test_fig3_worked_example_saturates():
     est = []
     for seed in range(40):
         rc = RecordCodec.draw(1000, 1.2, 0, 20, np.random.default_rng(seed))
-        est.append(pair_estimates(rc, rc.encode(np.array([[5.0]])), rc.encode(np.array([[9.0]])),
-                                  None)[0, 0])
+        est.append(
+            pair_estimates(rc, rc.encode(np.array([[5.0]])), rc.encode(np.array([[9.0]])), None)[
+                0, 0
+            ]
+        )
     # per-draw sd = μ sqrt(π(1−π)/(4s)) with π = 4.8/22.4: 0.145; mean over 40 draws
     assert abs(np.mean(est) - 2.4) < 6 * 0.145 / math.sqrt(40)
 
@@ -119,8 +125,9 @@ def test_debiased_dpbv_estimator_is_unbiased():
 
 
 def test_distance_matrix_matches_pairwise_estimates(rng):
-    rc = RecordCodec.draw(300, [2.0, 3.0, 4.0], np.zeros(3), np.full(3, 10.0),
-                          np.random.default_rng(0))
+    rc = RecordCodec.draw(
+        300, [2.0, 3.0, 4.0], np.zeros(3), np.full(3, 10.0), np.random.default_rng(0)
+    )
     X = rng.uniform(0, 10, (30, 3))
     E = rc.encode(X, 1.5, np.random.default_rng(1))
     D = distance_matrix(rc, E, epsilon=1.5)
@@ -132,6 +139,7 @@ def test_distance_matrix_matches_pairwise_estimates(rng):
 
 
 # --- Algorithm 1 -------------------------------------------------------------------------
+
 
 def test_consistence_on_a_hand_built_case():
     """Values 0, 1, 2, 3 with a 'saturated' estimate of 1.9 for every pair ≥ 2 apart."""
@@ -171,6 +179,7 @@ def test_consistence_lowers_the_error_on_uniform_values():
 
 # --- kCluster ----------------------------------------------------------------------------
 
+
 def test_kcluster_recovers_well_separated_clusters():
     rng = np.random.default_rng(3)
     centres = np.array([[0, 0], [10, 0], [0, 10]])
@@ -186,6 +195,7 @@ def test_kcluster_recovers_well_separated_clusters():
 
 # --- distributed settings --------------------------------------------------------------
 
+
 def test_no_raw_value_reaches_the_receiver():
     rng = np.random.default_rng(0)
     XA, XB = rng.uniform(0, 25, (20, 4)), rng.uniform(0, 25, (15, 4))
@@ -195,8 +205,9 @@ def test_no_raw_value_reaches_the_receiver():
     agg = Receiver("aggregator")
     D = horizontal_distances(alice, bob, codec, agg)
     assert D.shape == (20, 15)
-    assert agg.received and all(isinstance(m, Encoded) and m.bits.dtype == np.uint64
-                                for m in agg.received)
+    assert agg.received and all(
+        isinstance(m, Encoded) and m.bits.dtype == np.uint64 for m in agg.received
+    )
     raw_bytes = {XA.tobytes(), XB.tobytes()}
     assert not any(m.bits.tobytes() in raw_bytes for m in agg.received)
     with pytest.raises(TypeError):
@@ -216,13 +227,15 @@ def test_vertical_estimate_converges_to_exact_distance(method):
     for s in (100, 4000):
         codec = RecordCodec.draw(s, 12.5, np.zeros(3), np.full(3, 25.0), np.random.default_rng(1))
         bob = Custodian("bob", X, None, np.random.default_rng(2))  # plain BV: error ~ 1/sqrt(s)
-        est = vertical_distances(X[:, :3], bob, pairs, 3, codec, method,
-                                 np.random.default_rng(3), Receiver("alice"))
+        est = vertical_distances(
+            X[:, :3], bob, pairs, 3, codec, method, np.random.default_rng(3), Receiver("alice")
+        )
         errors.append(np.abs(est - true).mean())
     assert errors[1] < 0.5 * errors[0] and errors[1] < 1.0
     dp_bob = Custodian("bob", X, 2.0, np.random.default_rng(4))
-    vertical_distances(X[:, :3], dp_bob, pairs, 3, codec, method, np.random.default_rng(3),
-                       Receiver("alice"))
+    vertical_distances(
+        X[:, :3], dp_bob, pairs, 3, codec, method, np.random.default_rng(3), Receiver("alice")
+    )
     # non-decomposition: one spend per Bob attribute; decomposition: one for R² (the
     # reference 0 is data-independent and free)
     assert len(dp_bob.ledger.entries) == (3 if method == "non-decomposition" else 1)
@@ -233,8 +246,9 @@ def test_adp_and_rsp():
     X = rng.uniform(0, 16, (4000, 64))
     noisy = adp(X, 2.0, np.random.default_rng(1))
     assert (noisy - X).std() == pytest.approx(2.0, rel=0.01)
-    assert (adp(X, 4.0, np.random.default_rng(1), sigma_is_variance=True) - X).std() == \
-        pytest.approx(2.0, rel=0.01)
+    assert (
+        adp(X, 4.0, np.random.default_rng(1), sigma_is_variance=True) - X
+    ).std() == pytest.approx(2.0, rel=0.01)
     P = rsp(X, 48, np.random.default_rng(2))
     assert P.shape == (4000, 48)
     i, j = rng.integers(0, 4000, (2, 2000))
@@ -247,11 +261,18 @@ def test_paper_b_spec_runs_through_the_harness(tmp_path):
     from dpcluster.harness import run_spec
     from dpcluster.spec import parse
 
-    raw = {"name": "tb", "seed": 3, "datasets": [{"name": "blobs", "params": {"N": 90, "k": 3}}],
-           "epsilon": [2.0],
-           "algorithms": [{"name": "kmeans", "repeat": 2},
-                          {"name": "dp_kcluster", "repeat": 2, "params": {"s": 128}}],
-           "metrics": ["ari", "nmi"], "plot": {"kind": "table"}}
+    raw = {
+        "name": "tb",
+        "seed": 3,
+        "datasets": [{"name": "blobs", "params": {"N": 90, "k": 3}}],
+        "epsilon": [2.0],
+        "algorithms": [
+            {"name": "kmeans", "repeat": 2},
+            {"name": "dp_kcluster", "repeat": 2, "params": {"s": 128}},
+        ],
+        "metrics": ["ari", "nmi"],
+        "plot": {"kind": "table"},
+    }
     rep = run_spec(parse(raw, "tb.yaml"), tmp_path / "out")
     assert not rep.failures
     s = rep.summary.set_index("algorithm")

@@ -19,8 +19,13 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "plugin"
 
 
 def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "dpcluster.cli", *args], capture_output=True,
-                          text=True, cwd=cwd, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "dpcluster.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+    )
 
 
 @pytest.fixture
@@ -31,16 +36,25 @@ def example(tmp_path):
 
 
 def test_plugin_and_csv_run_validate_report_and_audit(example, tmp_path):
-    sets = ["--set", "seed=3", "--set", "epsilon=[1.0]", "--set",
-            "algorithms.split_dplloyd:split_dplloyd.repeat=4"]
+    sets = [
+        "--set",
+        "seed=3",
+        "--set",
+        "epsilon=[1.0]",
+        "--set",
+        "algorithms.split_dplloyd:split_dplloyd.repeat=4",
+    ]
     ok = _cli("validate", "mine/spec.yaml", *sets, cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
     run = _cli("run", "mine/spec.yaml", *sets, "--jobs", "2", "-q", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     (out,) = (tmp_path / "results").glob("plugin-example--set-*")
     meta = json.loads((out / "meta.json").read_text())
-    assert meta["overrides"] == ["seed=3", "epsilon=[1.0]",
-                                 "algorithms.split_dplloyd:split_dplloyd.repeat=4"]
+    assert meta["overrides"] == [
+        "seed=3",
+        "epsilon=[1.0]",
+        "algorithms.split_dplloyd:split_dplloyd.repeat=4",
+    ]
     import pandas as pd
 
     summary = pd.read_csv(out / "summary.csv")
@@ -50,12 +64,14 @@ def test_plugin_and_csv_run_validate_report_and_audit(example, tmp_path):
     assert (summary["dataset_label"] == "Four blobs").all()
     listed = json.loads(_cli("results", "--json", cwd=tmp_path).stdout)
     assert [(r["spec_name"], r["cells_done"] == r["cells_total"] > 0) for r in listed] == [
-        ("plugin-example", True)]
+        ("plugin-example", True)
+    ]
     assert json.loads(_cli("validate", "mine/spec.yaml", "--json", cwd=tmp_path).stdout)["ok"]
     report = _cli("report", cwd=tmp_path)
     assert report.returncode == 0 and out.name in (tmp_path / "results" / "REPORT.md").read_text()
-    audit = _cli("audit", "mine/spec.yaml", "--trials", "300", "--epsilon", "1", "--out",
-                 "aud", cwd=tmp_path)
+    audit = _cli(
+        "audit", "mine/spec.yaml", "--trials", "300", "--epsilon", "1", "--out", "aud", cwd=tmp_path
+    )
     assert audit.returncode == 0, audit.stdout + audit.stderr
     table = pd.read_csv(tmp_path / "aud" / "audit.csv")
     plugin_rows = table[table["algorithm"].str.startswith("split_dplloyd")]
@@ -64,10 +80,18 @@ def test_plugin_and_csv_run_validate_report_and_audit(example, tmp_path):
 
 
 def _tiny_spec(entry_name):
-    return parse({"name": "p", "seed": 1, "epsilon": [1.0],
-                  "datasets": [{"name": "synthetic", "params": {"N": 100, "k": 2, "d": 2}}],
-                  "algorithms": [{"name": entry_name, "repeat": 2}], "init": {"sets": 2},
-                  "plot": {"kind": "none"}}, "p.yaml")
+    return parse(
+        {
+            "name": "p",
+            "seed": 1,
+            "epsilon": [1.0],
+            "datasets": [{"name": "synthetic", "params": {"N": 100, "k": 2, "d": 2}}],
+            "algorithms": [{"name": entry_name, "repeat": 2}],
+            "init": {"sets": 2},
+            "plot": {"kind": "none"},
+        },
+        "p.yaml",
+    )
 
 
 @algorithm(private=True, params={"scale": Param(1.0, float, "ε multiplier")})
@@ -83,8 +107,9 @@ def no_ledger(ctx):
     return [{"init": 0, "rep": 0, "nicv": 0.1}], None
 
 
-@pytest.mark.parametrize("entry,words", [("greedy", "books ε = 2"),
-                                         ("no_ledger", "instead of a Ledger")])
+@pytest.mark.parametrize(
+    "entry,words", [("greedy", "books ε = 2"), ("no_ledger", "instead of a Ledger")]
+)
 def test_plugin_protocol_is_enforced(entry, words):
     sp = _tiny_spec(f"tests.test_plugins:{entry}")
     (cell,) = harness.expand(sp)
@@ -110,7 +135,8 @@ def test_an_installed_entry_point_is_found(tmp_path, monkeypatch):
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: myplug\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text(
-        "[dpcluster.algorithms]\nsplit_dplloyd_ep = split_dplloyd:split_dplloyd\n")
+        "[dpcluster.algorithms]\nsplit_dplloyd_ep = split_dplloyd:split_dplloyd\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.syspath_prepend(str(EXAMPLE))
     assert "split_dplloyd_ep" in known_names()

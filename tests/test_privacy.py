@@ -46,8 +46,12 @@ def test_ledger_never_exceeds_epsilon(d, eps):
     k = 3
     init = rng.uniform(-1, 1, (k, d))
     inits = rng.uniform(-1, 1, (4, k, d))
-    results = [dplloyd(X, k, eps, init, rng), dplloyd_improved(X, k, eps, init, rng),
-               eugkm(X, k, eps, inits, rng), eugkm(X, k, eps, inits, rng, private_n=True)]
+    results = [
+        dplloyd(X, k, eps, init, rng),
+        dplloyd_improved(X, k, eps, init, rng),
+        eugkm(X, k, eps, inits, rng),
+        eugkm(X, k, eps, inits, rng, private_n=True),
+    ]
     for res in results:
         assert res.ledger.total_epsilon <= eps * (1 + ROUNDING)
         assert res.ledger.total_epsilon == pytest.approx(eps, rel=1e-9)  # nothing wasted
@@ -100,8 +104,10 @@ def test_improved_sum_noise_has_the_intended_scale():
     d, N, R, eps = 10, 100_000, 2000, 1.0
     X = np.zeros((N, d))
     inits = np.full((R, 1, d), 0.5)
-    streams = [{"count": np.random.default_rng((7, i, 0)), "sum": np.random.default_rng((7, i, 1))}
-               for i in range(R)]
+    streams = [
+        {"count": np.random.default_rng((7, i, 0)), "sum": np.random.default_rng((7, i, 1))}
+        for i in range(R)
+    ]
     C, _ = dplloyd_batch(X, inits, eps, streams, iterations=1, split="improved")
     ns = (C[:, 0, :] * N).ravel()
     c = improved_ratio(d)

@@ -10,8 +10,13 @@ from dpcluster import report, spec
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "docs" / "results"
-SPECS = sorted([*(ROOT / "configs").glob("fig[0-9].yaml"), ROOT / "configs" / "numeric-checks.yaml",
-                *(ROOT / "configs").glob("b-*.yaml")])
+SPECS = sorted(
+    [
+        *(ROOT / "configs").glob("fig[0-9].yaml"),
+        ROOT / "configs" / "numeric-checks.yaml",
+        *(ROOT / "configs").glob("b-*.yaml"),
+    ]
+)
 
 
 def test_reference_exists_with_its_provenance():

@@ -8,8 +8,19 @@ from dpcluster import report
 
 
 def _summary(rows):
-    base = {"dataset_label": "x", "standin": False, "N": 10, "d": 2, "k": 2, "n": 10,
-            "std": 0.0, "ci95_low": 0.0, "ci95_high": 0.0, "min": 0.0, "max": 0.0}
+    base = {
+        "dataset_label": "x",
+        "standin": False,
+        "N": 10,
+        "d": 2,
+        "k": 2,
+        "n": 10,
+        "std": 0.0,
+        "ci95_low": 0.0,
+        "ci95_high": 0.0,
+        "min": 0.0,
+        "max": 0.0,
+    }
     out = []
     for r in rows:
         r = {**base, **r}
@@ -25,8 +36,13 @@ def _claim(text_start):
 
 def test_eugkm_small_eps_claim_holds_and_fails():
     claim = _claim("EUGkM beats DPLloyd")
-    good = _summary([{"dataset": "s1", "algorithm": a, "epsilon": e, "mean": m}
-                     for e in (0.05, 0.1) for a, m in (("eugkm", 0.03), ("dplloyd", 0.1))])
+    good = _summary(
+        [
+            {"dataset": "s1", "algorithm": a, "epsilon": e, "mean": m}
+            for e in (0.05, 0.1)
+            for a, m in (("eugkm", 0.03), ("dplloyd", 0.1))
+        ]
+    )
     assert bool(claim.check(good)[0]) is True
     bad = good.assign(mean=[0.2, 0.1, 0.2, 0.1])
     assert not claim.check(bad)[0]
@@ -43,9 +59,12 @@ def test_published_number_claim_uses_the_interval():
 
 def test_report_marks_specs_that_did_not_run(tmp_path):
     (tmp_path / "fig4").mkdir()
-    _summary([{"dataset": "s1", "algorithm": a, "epsilon": float("inf"), "step": 3,
-               "mean": m} for a, m in (("lloyd_steps", 0.02), ("gene", 0.04))]
-             ).to_csv(tmp_path / "fig4" / "summary.csv", index=False)
+    _summary(
+        [
+            {"dataset": "s1", "algorithm": a, "epsilon": float("inf"), "step": 3, "mean": m}
+            for a, m in (("lloyd_steps", 0.02), ("gene", 0.04))
+        ]
+    ).to_csv(tmp_path / "fig4" / "summary.csv", index=False)
     text = report.write_report(tmp_path).read_text()
     claim = "Lloyd improves faster than Gene in the first iterations (step 3)"
     assert f"| fig4 | {claim} | holds |" in text
@@ -58,20 +77,35 @@ def test_fig2_theta_and_gkm_claims_hold_and_fail():
     rows = []
     for ds in ("a", "b", "c"):
         for t, m in ((2.0, 0.5), (5.0, 0.3), (10.0, 0.1), (20.0, 0.2)):
-            rows.append({"dataset": ds, "algorithm": "eugkm", "variant": f"eugkm(theta={t})",
-                         "epsilon": 1.0, "mean": m, "p": {"theta": t}})
-        rows += [{"dataset": ds, "algorithm": a, "epsilon": 1.0, "mean": m}
-                 for a, m in (("gkm", 0.9), ("dplloyd", 0.4), ("pgkm", 0.6))]
+            rows.append(
+                {
+                    "dataset": ds,
+                    "algorithm": "eugkm",
+                    "variant": f"eugkm(theta={t})",
+                    "epsilon": 1.0,
+                    "mean": m,
+                    "p": {"theta": t},
+                }
+            )
+        rows += [
+            {"dataset": ds, "algorithm": a, "epsilon": 1.0, "mean": m}
+            for a, m in (("gkm", 0.9), ("dplloyd", 0.4), ("pgkm", 0.6))
+        ]
     good = _summary(rows)
     assert theta.check(good)[0] and gkm.check(good)[0]
-    worse = good.assign(mean=[0.9 if v == "eugkm(theta=10.0)" else m
-                              for v, m in zip(good["variant"], good["mean"])])
+    worse = good.assign(
+        mean=[0.9 if v == "eugkm(theta=10.0)" else m for v, m in zip(good["variant"], good["mean"])]
+    )
     assert not theta.check(worse)[0]  # θ = 10 now last of four everywhere
     assert not gkm.check(worse)[0]  # EUGkM (θ = 10) ties GkM at 0.9: not strictly worse
     assert gkm.check(good[good.algorithm != "gkm"])[0] is None
     # θ = 2 and 5 on one grid tie at 0.05 (one computation): θ = 10 ranks third, not second
-    tied = good.assign(mean=[0.05 if v in ("eugkm(theta=2.0)", "eugkm(theta=5.0)") else m
-                             for v, m in zip(good["variant"], good["mean"])])
+    tied = good.assign(
+        mean=[
+            0.05 if v in ("eugkm(theta=2.0)", "eugkm(theta=5.0)") else m
+            for v, m in zip(good["variant"], good["mean"])
+        ]
+    )
     verdict, detail = theta.check(tied)
     assert not verdict and "θ=2: 3, θ=5: 3" in detail
 
@@ -81,13 +115,13 @@ def test_a_check_that_raises_is_an_error_not_no_data(tmp_path, monkeypatch):
 
     (tmp_path / "fig1").mkdir()
     (tmp_path / "fig1" / "summary.csv").write_text("dataset,algorithm\ns1,lloyd\n")
-    broken = report.Claim("fig1", "a claim whose check breaks",
-                          lambda s: s["no such column"])
+    broken = report.Claim("fig1", "a claim whose check breaks", lambda s: s["no such column"])
     monkeypatch.setattr(report, "CLAIMS", [broken])
     ((_, (verdict, evidence)),) = report.evaluate(tmp_path)
     assert verdict == report.ERROR and "KeyError" in evidence
     assert "| fig1 | a claim whose check breaks | error |" in (
-        report.write_report(tmp_path).read_text())
+        report.write_report(tmp_path).read_text()
+    )
 
 
 def _fig5_table(fallback: dict, hybrid: dict, eugkm: dict):
@@ -97,10 +131,25 @@ def _fig5_table(fallback: dict, hybrid: dict, eugkm: dict):
 
     rows = []
     for (ds, eps), rate in fallback.items():
-        rows.append({"dataset": ds, "algorithm": "hybrid", "variant": "hybrid", "epsilon": eps,
-                     "mean": hybrid[(ds, eps)], "fell_back_mean": rate})
-        rows.append({"dataset": ds, "algorithm": "eugkm", "variant": "eugkm", "epsilon": eps,
-                     "mean": eugkm[(ds, eps)]})
+        rows.append(
+            {
+                "dataset": ds,
+                "algorithm": "hybrid",
+                "variant": "hybrid",
+                "epsilon": eps,
+                "mean": hybrid[(ds, eps)],
+                "fell_back_mean": rate,
+            }
+        )
+        rows.append(
+            {
+                "dataset": ds,
+                "algorithm": "eugkm",
+                "variant": "eugkm",
+                "epsilon": eps,
+                "mean": eugkm[(ds, eps)],
+            }
+        )
     return pd.DataFrame(rows)
 
 

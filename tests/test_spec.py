@@ -9,8 +9,13 @@ from dpcluster import spec
 from dpcluster.errors import SpecError
 
 ROOT = Path(__file__).resolve().parent.parent
-GOOD = {"name": "t", "seed": 1, "datasets": [{"name": "s1"}], "epsilon": [0.5, 1.0],
-        "algorithms": [{"name": "lloyd"}, {"name": "dplloyd", "repeat": 2}]}
+GOOD = {
+    "name": "t",
+    "seed": 1,
+    "datasets": [{"name": "s1"}],
+    "epsilon": [0.5, 1.0],
+    "algorithms": [{"name": "lloyd"}, {"name": "dplloyd", "repeat": 2}],
+}
 
 
 def _err(mutate) -> SpecError:
@@ -98,8 +103,11 @@ def test_bad_yaml_and_missing_file(tmp_path):
 
 
 def test_sweeps_expand():
-    raw = {**GOOD, "datasets": [{"name": "synthetic", "params": {"k": [2, 3], "d": [2, 4]}}],
-           "algorithms": [{"name": "eugkm", "params": {"theta": [5, 10]}}]}
+    raw = {
+        **GOOD,
+        "datasets": [{"name": "synthetic", "params": {"k": [2, 3], "d": [2, 4]}}],
+        "algorithms": [{"name": "eugkm", "params": {"theta": [5, 10]}}],
+    }
     sp = spec.parse(raw)
     assert len(sp.datasets) == 4 and len(sp.algorithms) == 2
     assert sp.algorithms[0].variant == "eugkm(theta=5.0)"
@@ -113,6 +121,7 @@ def test_every_shipped_config_validates(path):
 def test_bad_gkm_block_rule():
     def mutate(raw):
         raw["algorithms"] = [{"name": "gkm", "params": {"block": "N0.6"}}]
+
     err = _err(mutate)
     assert "my.yaml" in str(err) and "block" in str(err) and "N0.6" in str(err)
 
@@ -120,11 +129,13 @@ def test_bad_gkm_block_rule():
 def test_tiger_needs_a_path_and_an_existing_file(tmp_path):
     def no_path(raw):
         raw["datasets"] = [{"name": "tiger"}]
+
     err = _err(no_path)
     assert "datasets[0].params.path" in str(err) and "required" in str(err)
 
     def missing(raw):
         raw["datasets"] = [{"name": "tiger", "params": {"path": str(tmp_path / "nope.csv")}}]
+
     assert "file not found" in str(_err(missing))
 
 
@@ -151,6 +162,7 @@ def test_metric_an_algorithm_does_not_report():
 
 # --- specs that would be silently wrong are refused ---------------------------------------
 
+
 def _write(tmp_path, text, name="s.yaml", raw_bytes=None):
     p = tmp_path / name
     if raw_bytes is not None:
@@ -161,8 +173,9 @@ def _write(tmp_path, text, name="s.yaml", raw_bytes=None):
 
 
 def test_duplicate_yaml_key_is_an_error(tmp_path):
-    p = _write(tmp_path, "name: a\nseed: 1\nseed: 2\ndatasets: [{name: s1}]\n"
-                         "algorithms: [{name: lloyd}]\n")
+    p = _write(
+        tmp_path, "name: a\nseed: 1\nseed: 2\ndatasets: [{name: s1}]\nalgorithms: [{name: lloyd}]\n"
+    )
     with pytest.raises(SpecError) as info:
         spec.load(p)
     assert "'seed'" in str(info.value) and "lines 2 and 3" in str(info.value)
@@ -191,12 +204,21 @@ def test_non_utf8_spec_is_one_line(tmp_path):
 
 # --- --set overrides ---------------------------------------------------------------------
 
+
 def test_overrides_follow_paths_names_and_indices(tmp_path):
     p = tmp_path / "o.yaml"
-    p.write_text(yaml.safe_dump({**GOOD, "datasets": [
-        {"name": "synthetic", "params": {"N": 300}}]}))
-    sets = spec.parse_overrides(["epsilon=[0.25, 2]", "seed=3", "algorithms.dplloyd.repeat=7",
-                                 "datasets.0.params.N=500", "bounds=public"])
+    p.write_text(
+        yaml.safe_dump({**GOOD, "datasets": [{"name": "synthetic", "params": {"N": 300}}]})
+    )
+    sets = spec.parse_overrides(
+        [
+            "epsilon=[0.25, 2]",
+            "seed=3",
+            "algorithms.dplloyd.repeat=7",
+            "datasets.0.params.N=500",
+            "bounds=public",
+        ]
+    )
     sp = spec.load(p, sets)
     assert sp.epsilon == (0.25, 2.0) and sp.seed == 3
     assert [a.repeat for a in sp.algorithms if a.name == "dplloyd"] == [7]
@@ -206,13 +228,16 @@ def test_overrides_follow_paths_names_and_indices(tmp_path):
     assert str(sp.default_out).startswith("results/t--set-")
 
 
-@pytest.mark.parametrize("item,words", [
-    ("algorithms.dplloid.repeat=3", ["no entry named 'dplloid'", "dplloyd"]),
-    ("datasets.5.params.N=3", ["index 5"]),
-    ("algorithms.1.repeat=-1", ["algorithms[1].repeat", ">= 1"]),
-    ("epsilon=[0.5", ["not a YAML value"]),
-    ("seed", ["key=value"]),
-])
+@pytest.mark.parametrize(
+    "item,words",
+    [
+        ("algorithms.dplloid.repeat=3", ["no entry named 'dplloid'", "dplloyd"]),
+        ("datasets.5.params.N=3", ["index 5"]),
+        ("algorithms.1.repeat=-1", ["algorithms[1].repeat", ">= 1"]),
+        ("epsilon=[0.5", ["not a YAML value"]),
+        ("seed", ["key=value"]),
+    ],
+)
 def test_bad_overrides_name_key_and_value(tmp_path, item, words):
     p = tmp_path / "o.yaml"
     p.write_text(yaml.safe_dump(GOOD))

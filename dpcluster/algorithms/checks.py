@@ -17,9 +17,11 @@ def points(X, r: float = 1.0, what: str = "X") -> np.ndarray:
         raise ValueError(f"{what} has a non-finite value at row {i}, column {j}: {X[i, j]}")
     top = float(np.abs(X).max())
     if top > r * (1 + 1e-12):
-        raise ValueError(f"{what} must lie in [-{r:g}, {r:g}]^d (the sensitivities assume it); "
-                         f"max |x| is {top:.6g}. Scale it with dpcluster.data.normalise(raw, "
-                         "bounds=(lo, hi)) using public bounds")
+        raise ValueError(
+            f"{what} must lie in [-{r:g}, {r:g}]^d (the sensitivities assume it); "
+            f"max |x| is {top:.6g}. Scale it with dpcluster.data.normalise(raw, "
+            "bounds=(lo, hi)) using public bounds"
+        )
     return X
 
 
@@ -27,8 +29,9 @@ def centroid_sets(C, d: int, what: str = "inits") -> np.ndarray:
     """Initial centroids (..., k, d) as float64 with the data's d and finite values."""
     C = np.asarray(C, dtype=np.float64)
     if C.ndim < 2 or C.shape[-1] != d:
-        raise ValueError(f"{what} must have shape (..., k, {d}) to match X's d = {d}, "
-                         f"got {C.shape}")
+        raise ValueError(
+            f"{what} must have shape (..., k, {d}) to match X's d = {d}, got {C.shape}"
+        )
     if not np.isfinite(C).all():
         raise ValueError(f"{what} has non-finite values")
     return C

@@ -61,8 +61,9 @@ class DPResult:
 
 def sensitivity_split(epsilon_iter: float, d: int, r: float = 1.0) -> BudgetSplit:
     """A1: split ``ε_iter`` in proportion to the sensitivities (1 : d·r)."""
-    return BudgetSplit(count=epsilon_iter / (d * r + 1),
-                       sum=epsilon_iter * d * r / (d * r + 1), d=d)
+    return BudgetSplit(
+        count=epsilon_iter / (d * r + 1), sum=epsilon_iter * d * r / (d * r + 1), d=d
+    )
 
 
 def improved_ratio(d: int, rho: float = 0.225) -> float:
@@ -76,8 +77,9 @@ def improved_split(epsilon_iter: float, d: int, rho: float = 0.225) -> BudgetSpl
     return BudgetSplit(count=epsilon_iter * c / (d + c), sum=epsilon_iter * d / (d + c), d=d)
 
 
-def improved_iterations(epsilon: float, N: int, k: int, d: int, rho: float = 0.225,
-                        t_min: int = 2, t_max: int = 7) -> int:
+def improved_iterations(
+    epsilon: float, N: int, k: int, d: int, rho: float = 0.225, t_min: int = 2, t_max: int = 7
+) -> int:
     """A2: ``ε_m = sqrt(500 k³/N² (d+c)³)``; ``t = int(max(min(ε/ε_m, t_max), t_min))``."""
     c = improved_ratio(d, rho)
     eps_m = math.sqrt(500.0 * k**3 / N**2 * (d + c) ** 3)
@@ -134,8 +136,11 @@ def dplloyd_batch(
     if not shared and len(noise_streams) != R:
         raise ValueError(f"need one noise-stream mapping per run: {len(noise_streams)} != {R}")
     eps_iter = epsilon / iterations
-    budget = sensitivity_split(eps_iter, d, r) if split == "sensitivity" else improved_split(
-        eps_iter, d, rho)
+    budget = (
+        sensitivity_split(eps_iter, d, r)
+        if split == "sensitivity"
+        else improved_split(eps_iter, d, rho)
+    )
     count_mech = LaplaceMechanism(budget.count, sensitivity=1.0)
     sum_mech = LaplaceMechanism(budget.sum, sensitivity=d * r)
     ledger = Ledger()
@@ -143,10 +148,10 @@ def dplloyd_batch(
         noise_count = count_mech.noise(noise_streams["count"], (R, iterations, k))
         noise_sum = sum_mech.noise(noise_streams["sum"], (R, iterations, k, d))
     else:
-        noise_count = np.stack([count_mech.noise(s["count"], (iterations, k))
-                                for s in noise_streams])
-        noise_sum = np.stack([sum_mech.noise(s["sum"], (iterations, k, d))
-                              for s in noise_streams])
+        noise_count = np.stack(
+            [count_mech.noise(s["count"], (iterations, k)) for s in noise_streams]
+        )
+        noise_sum = np.stack([sum_mech.noise(s["sum"], (iterations, k, d)) for s in noise_streams])
     for it in range(iterations):
         counts, sums = distinct_cluster_stats(X, C)
         ledger.record(count_mech, "cluster counts", round=it)
@@ -154,37 +159,77 @@ def dplloyd_batch(
         noisy_c = counts + noise_count[:, it]
         noisy_s = sums + noise_sum[:, it]
         state = C  # the public centroids this iteration's queries are asked at
-        release(count_mech, "cluster counts", noisy_c,
-                lambda data, C=state: distinct_cluster_stats(data, C)[0], batch=True)
-        release(sum_mech, "cluster coordinate sums", noisy_s,
-                lambda data, C=state: distinct_cluster_stats(data, C)[1], batch=True)
+        release(
+            count_mech,
+            "cluster counts",
+            noisy_c,
+            lambda data, C=state: distinct_cluster_stats(data, C)[0],
+            batch=True,
+        )
+        release(
+            sum_mech,
+            "cluster coordinate sums",
+            noisy_s,
+            lambda data, C=state: distinct_cluster_stats(data, C)[1],
+            batch=True,
+        )
         ok = noisy_c > min_count
         means = np.clip(noisy_s / np.where(ok, noisy_c, 1.0)[..., None], -r, r)
         C = np.where(ok[..., None], means, C)
     return C, ledger
 
 
-def dplloyd(X: np.ndarray, k: int, epsilon: float, init: np.ndarray,
-            rng: np.random.Generator, iterations: int = 5, min_count: float = 0.0,
-            r: float = 1.0) -> DPResult:
+def dplloyd(
+    X: np.ndarray,
+    k: int,
+    epsilon: float,
+    init: np.ndarray,
+    rng: np.random.Generator,
+    iterations: int = 5,
+    min_count: float = 0.0,
+    r: float = 1.0,
+) -> DPResult:
     """DPLloyd (A1) from one initial set ``init`` (k, d). Noise comes from ``rng``: one child
     stream for the counts and one for the sums (``rng.spawn(2)``)."""
     init = np.asarray(init, dtype=np.float64).reshape(k, -1)
     count_rng, sum_rng = rng.spawn(2)
-    C, ledger = dplloyd_batch(X, init[None], epsilon, [{"count": count_rng, "sum": sum_rng}],
-                              iterations=iterations, min_count=min_count, r=r)
+    C, ledger = dplloyd_batch(
+        X,
+        init[None],
+        epsilon,
+        [{"count": count_rng, "sum": sum_rng}],
+        iterations=iterations,
+        min_count=min_count,
+        r=r,
+    )
     return DPResult(C[0], ledger, iterations, {"split": "sensitivity"})
 
 
-def dplloyd_improved(X: np.ndarray, k: int, epsilon: float, init: np.ndarray,
-                     rng: np.random.Generator, rho: float = 0.225, min_count: float = 0.0,
-                     r: float = 1.0) -> DPResult:
+def dplloyd_improved(
+    X: np.ndarray,
+    k: int,
+    epsilon: float,
+    init: np.ndarray,
+    rng: np.random.Generator,
+    rho: float = 0.225,
+    min_count: float = 0.0,
+    r: float = 1.0,
+) -> DPResult:
     """Improved DPLloyd (A2) from ``init`` (k, d; use a sphere-packing set for the paper's
     variant): count:sum split ``(4dρ²)^(1/3) : 1`` per coordinate, t from the ε_m rule."""
     init = np.asarray(init, dtype=np.float64).reshape(k, -1)
     N, d = X.shape
     t = improved_iterations(epsilon, N, k, d, rho)
     count_rng, sum_rng = rng.spawn(2)
-    C, ledger = dplloyd_batch(X, init[None], epsilon, [{"count": count_rng, "sum": sum_rng}],
-                              iterations=t, split="improved", rho=rho, min_count=min_count, r=r)
+    C, ledger = dplloyd_batch(
+        X,
+        init[None],
+        epsilon,
+        [{"count": count_rng, "sum": sum_rng}],
+        iterations=t,
+        split="improved",
+        rho=rho,
+        min_count=min_count,
+        r=r,
+    )
     return DPResult(C[0], ledger, t, {"split": "improved", "c": improved_ratio(d, rho)})

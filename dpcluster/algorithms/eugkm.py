@@ -23,8 +23,9 @@ from .lloyd import grid_lloyd_batch
 ROUNDING = {"round": round, "floor": math.floor, "ceil": math.ceil}
 
 
-def cells_per_axis(N: float, epsilon: float, d: int, theta: float = 10.0,
-                   rounding: str = "round") -> int:
+def cells_per_axis(
+    N: float, epsilon: float, d: int, theta: float = 10.0, rounding: str = "round"
+) -> int:
     """m = rounding(M^(1/d)) ≥ 1 with ``M = (N ε/θ)^(2d/(2+d))``, so
     ``M^(1/d) = (Nε/θ)^(2/(2+d))``."""
     m_real = max(N * epsilon / theta, 1e-300) ** (2.0 / (2.0 + d))
@@ -78,14 +79,20 @@ def eugkm(
     if n_cells > max_cells:
         raise ValueError(
             f"EUGkM grid has {m}^{d} = {n_cells:,} cells, above max_cells={max_cells:,}; "
-            "raise max_cells or use rounding: floor")
+            "raise max_cells or use rounding: floor"
+        )
     counts = grid_histogram(X, m, r)
     cell_mech = ledger.record(LaplaceMechanism(eps_cells, 1.0), "grid cell counts")
     noisy = counts + cell_mech.noise(cell_rng, n_cells)
     release(cell_mech, "grid cell counts", noisy, lambda data: grid_histogram(data, m, r))
-    C, iters = grid_lloyd_batch(noisy, m, inits, max_iter=max_iter, tol=tol * r, r=r,
-                                distances=distances)
+    C, iters = grid_lloyd_batch(
+        noisy, m, inits, max_iter=max_iter, tol=tol * r, r=r, distances=distances
+    )
     # Σ ñ_c min_j ||c − o_j||²; the positive normaliser Σ ñ_c does not change the argmin.
     best = int(np.argmin(grid_stats(noisy, m, C, r, distances)[2]))
-    return DPResult(C[best], ledger, int(iters[best]),
-                    {"m": m, "cells": n_cells, "chosen_init": best, "n_used": n_used})
+    return DPResult(
+        C[best],
+        ledger,
+        int(iters[best]),
+        {"m": m, "cells": n_cells, "chosen_init": best, "n_used": n_used},
+    )

@@ -49,8 +49,9 @@ def n_blocks(N: int, b: int) -> int:
     return max(1, N // b)
 
 
-def noise_mechanism(k: int, d: int, n_block: int, epsilon: float,
-                    r: float = 1.0) -> LaplaceMechanism:
+def noise_mechanism(
+    k: int, d: int, n_block: int, epsilon: float, r: float = 1.0
+) -> LaplaceMechanism:
     """Eq. 3: L1 sensitivity of the averaged k·d vector is k·d·2r/l; scale k·d·2r/(l·ε)."""
     return LaplaceMechanism(epsilon, k * d * 2.0 * r / n_block)
 
@@ -74,8 +75,14 @@ def align(C: np.ndarray, rule: str = "lex0") -> np.ndarray:
 
 
 def sample_and_aggregate(
-    X: np.ndarray, k: int, block: str | int, rng: np.random.Generator, minit: str = "points",
-    align_rule: str = "lex0", max_iter: int = 10, r: float = 1.0,
+    X: np.ndarray,
+    k: int,
+    block: str | int,
+    rng: np.random.Generator,
+    minit: str = "points",
+    align_rule: str = "lex0",
+    max_iter: int = 10,
+    r: float = 1.0,
 ) -> tuple[np.ndarray, int]:
     """SAG: shuffle, split into l blocks, k-means per block, clamp, align and average.
 
@@ -97,10 +104,11 @@ def sample_and_aggregate(
     elif minit == "random":
         C = np.empty((l, k, d))
         for j in range(l):
-            B = Xs[starts[j]:starts[j + 1]]
+            B = Xs[starts[j] : starts[j + 1]]
             cov = np.atleast_2d(np.cov(B, rowvar=False)) if len(B) > 1 else np.zeros((d, d))
-            C[j] = init_rng.multivariate_normal(B.mean(axis=0), cov, size=k,
-                                                check_valid="ignore", method="eigh")
+            C[j] = init_rng.multivariate_normal(
+                B.mean(axis=0), cov, size=k, check_valid="ignore", method="eigh"
+            )
     elif minit == "uniform":
         C = init_rng.uniform(-r, r, size=(l, k, d))
     else:
@@ -131,8 +139,11 @@ def block_initial_records(sizes: np.ndarray, k: int, rng: np.random.Generator) -
         smax = int(size_b.max())
         keys = rng.random((len(size_b), smax))
         keys[np.arange(smax)[None, :] >= size_b[:, None]] = np.inf  # past the end of a block
-        first = np.argpartition(keys, k - 1, axis=1)[:, :k] if smax > k else \
-            np.broadcast_to(np.arange(k), (len(size_b), k))
+        first = (
+            np.argpartition(keys, k - 1, axis=1)[:, :k]
+            if smax > k
+            else np.broadcast_to(np.arange(k), (len(size_b), k))
+        )
         by_key = np.argsort(np.take_along_axis(keys, first, axis=1), axis=1)
         pick[big] = np.take_along_axis(first, by_key, axis=1)
     small = ~big
@@ -142,8 +153,15 @@ def block_initial_records(sizes: np.ndarray, k: int, rng: np.random.Generator) -
 
 
 def gkm(
-    X: np.ndarray, k: int, epsilon: float, rng: np.random.Generator, block: str | int = "N^0.6",
-    minit: str = "points", align_rule: str = "lex0", max_iter: int = 10, r: float = 1.0,
+    X: np.ndarray,
+    k: int,
+    epsilon: float,
+    rng: np.random.Generator,
+    block: str | int = "N^0.6",
+    minit: str = "points",
+    align_rule: str = "lex0",
+    max_iter: int = 10,
+    r: float = 1.0,
 ) -> DPResult:
     """GkM (block ``"N^0.6"``) or GkM-3K (block ``"3k"``): SAG plus Eq.-3 Laplace noise.
 
@@ -155,38 +173,69 @@ def gkm(
     centre, l = sample_and_aggregate(X, k, block, sag_rng, minit, align_rule, max_iter, r)
     ledger = Ledger()
     out = noisy_average(centre, l, epsilon, noise_rng, ledger, r)
-    return DPResult(out, ledger, max_iter,
-                    {"blocks": l, "block_size": block_size(block, len(X), k)})
+    return DPResult(
+        out, ledger, max_iter, {"blocks": l, "block_size": block_size(block, len(X), k)}
+    )
 
 
-def noisy_average(centre: np.ndarray, n_block: int, epsilon: float, rng: np.random.Generator,
-                  ledger: Ledger, r: float = 1.0, query=None) -> np.ndarray:
+def noisy_average(
+    centre: np.ndarray,
+    n_block: int,
+    epsilon: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    r: float = 1.0,
+    query=None,
+) -> np.ndarray:
     """Eq. 3: the averaged block centroids ``centre`` (k, d) plus ``Lap(k·d·2r/(l·ε))`` per
     coordinate, recorded in ``ledger``. ``query`` (block outputs (l, k, d) -> (k, d), default
     :func:`average_blocks`) is what the audit evaluates on neighbouring block outputs."""
     k, d = centre.shape
-    mech = ledger.record(noise_mechanism(k, d, n_block, epsilon, r),
-                         "averaged block centroids (k·d coordinates)")
+    mech = ledger.record(
+        noise_mechanism(k, d, n_block, epsilon, r), "averaged block centroids (k·d coordinates)"
+    )
     out = centre + mech.noise(rng, centre.shape)
-    release(mech, "averaged block centroids (k·d coordinates)", out,
-            query or (lambda outputs: average_blocks(outputs, "lex0", r)))
+    release(
+        mech,
+        "averaged block centroids (k·d coordinates)",
+        out,
+        query or (lambda outputs: average_blocks(outputs, "lex0", r)),
+    )
     return out
 
 
-def gkm_aggregate(outputs: np.ndarray, epsilon: float, rng: np.random.Generator,
-                  align_rule: str = "lex0", r: float = 1.0) -> DPResult:
+def gkm_aggregate(
+    outputs: np.ndarray,
+    epsilon: float,
+    rng: np.random.Generator,
+    align_rule: str = "lex0",
+    r: float = 1.0,
+) -> DPResult:
     """GkM's private step alone, on given block outputs (l, k, d): average, then Eq.-3
     noise. Neighbouring relation: one block output replaced by any other in [-r, r]^{k·d}
     (GUPT's argument; one tuple lies in one block). This is what ``dpcluster audit`` checks
     white-box at worst-case block outputs."""
     ledger = Ledger()
-    out = noisy_average(average_blocks(outputs, align_rule, r), len(outputs), epsilon, rng,
-                        ledger, r, query=lambda o: average_blocks(o, align_rule, r))
+    out = noisy_average(
+        average_blocks(outputs, align_rule, r),
+        len(outputs),
+        epsilon,
+        rng,
+        ledger,
+        r,
+        query=lambda o: average_blocks(o, align_rule, r),
+    )
     return DPResult(out, ledger, 0, {"blocks": len(outputs)})
 
 
-def noise_diagnostic(best: np.ndarray, N: int, epsilon: float, block: str | int,
-                     rng: np.random.Generator, r: float = 1.0) -> np.ndarray:
+def noise_diagnostic(
+    best: np.ndarray,
+    N: int,
+    epsilon: float,
+    block: str | int,
+    rng: np.random.Generator,
+    r: float = 1.0,
+) -> np.ndarray:
     """Figure 3's "Noise": the baseline's best centroids (k, d) plus Eq.-3 noise for the l
     implied by ``block``. Not private (the centroids are not); a diagnostic of noise size."""
     k, d = best.shape
@@ -194,6 +243,18 @@ def noise_diagnostic(best: np.ndarray, N: int, epsilon: float, block: str | int,
     return best + noise_mechanism(k, d, l, epsilon, r).noise(rng, best.shape)
 
 
-__all__ = ["ALIGN", "MINIT", "align", "average_blocks", "block_initial_records", "block_size",
-           "gkm", "gkm_aggregate", "n_blocks", "noisy_average",
-           "noise_diagnostic", "noise_mechanism", "sample_and_aggregate"]
+__all__ = [
+    "ALIGN",
+    "MINIT",
+    "align",
+    "average_blocks",
+    "block_initial_records",
+    "block_size",
+    "gkm",
+    "gkm_aggregate",
+    "n_blocks",
+    "noisy_average",
+    "noise_diagnostic",
+    "noise_mechanism",
+    "sample_and_aggregate",
+]

@@ -18,9 +18,18 @@ from .eugkm import eugkm
 
 
 def hybrid(
-    X: np.ndarray, k: int, epsilon: float, inits: np.ndarray, rng: np.random.Generator,
-    lloyd_runs: int = 1, force: bool = False, theta: float = 10.0, rounding: str = "round",
-    max_iter: int = 100, r: float = 1.0, distances: str = "float32",
+    X: np.ndarray,
+    k: int,
+    epsilon: float,
+    inits: np.ndarray,
+    rng: np.random.Generator,
+    lloyd_runs: int = 1,
+    force: bool = False,
+    theta: float = 10.0,
+    rounding: str = "round",
+    max_iter: int = 100,
+    r: float = 1.0,
+    distances: str = "float32",
 ) -> list[DPResult]:
     """One EUGkM synopsis followed by ``lloyd_runs`` independent DPLloyd iterations.
 
@@ -35,15 +44,44 @@ def hybrid(
     syn_rng, lloyd_rng = rng.spawn(2)
     info = {"ineq15": switch["ineq15"], "forced": force}
     if not (switch["use_hybrid"] or force):
-        res = eugkm(X, k, epsilon, inits, syn_rng, theta=theta, rounding=rounding,
-                    max_iter=max_iter, r=r, distances=distances)
-        return [DPResult(res.centroids, res.ledger, res.iterations,
-                         {**res.info, **info, "fell_back": True})]
-    first = eugkm(X, k, epsilon / 2.0, inits, syn_rng, theta=theta, rounding=rounding,
-                  max_iter=max_iter, r=r, distances=distances)
+        res = eugkm(
+            X,
+            k,
+            epsilon,
+            inits,
+            syn_rng,
+            theta=theta,
+            rounding=rounding,
+            max_iter=max_iter,
+            r=r,
+            distances=distances,
+        )
+        return [
+            DPResult(
+                res.centroids, res.ledger, res.iterations, {**res.info, **info, "fell_back": True}
+            )
+        ]
+    first = eugkm(
+        X,
+        k,
+        epsilon / 2.0,
+        inits,
+        syn_rng,
+        theta=theta,
+        rounding=rounding,
+        max_iter=max_iter,
+        r=r,
+        distances=distances,
+    )
     streams = [dict(zip(("count", "sum"), g.spawn(2))) for g in lloyd_rng.spawn(lloyd_runs)]
-    C, step_ledger = dplloyd_batch(X, np.repeat(first.centroids[None], lloyd_runs, axis=0),
-                                   epsilon / 2.0, streams, iterations=1, r=r)
+    C, step_ledger = dplloyd_batch(
+        X,
+        np.repeat(first.centroids[None], lloyd_runs, axis=0),
+        epsilon / 2.0,
+        streams,
+        iterations=1,
+        r=r,
+    )
     out = []
     for c in C:
         ledger = Ledger().extend(first.ledger).extend(step_ledger)

@@ -14,8 +14,9 @@ from ..rng import StreamFactory
 INIT_METHODS = ("uniform", "sphere_packing")
 
 
-def initial_sets(streams: StreamFactory, n_sets: int, k: int, d: int,
-                 method: str = "uniform", r: float = 1.0) -> np.ndarray:
+def initial_sets(
+    streams: StreamFactory, n_sets: int, k: int, d: int, method: str = "uniform", r: float = 1.0
+) -> np.ndarray:
     """``n_sets`` sets of k initial centroids in ``[-r, r]^d``: array (n_sets, k, d).
 
     method ``uniform``: k points i.i.d. uniform on the domain (the CODASPY default).

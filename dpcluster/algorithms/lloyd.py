@@ -63,8 +63,13 @@ def lloyd_batch(
 
 
 def grid_lloyd_batch(
-    weights: np.ndarray, m: int, inits: np.ndarray, max_iter: int = 100, tol: float = 0.0,
-    r: float = 1.0, distances: str = "float64",
+    weights: np.ndarray,
+    m: int,
+    inits: np.ndarray,
+    max_iter: int = 100,
+    tol: float = 0.0,
+    r: float = 1.0,
+    distances: str = "float64",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Weighted Lloyd on the centres of the ``m^d`` grid cells with weights (m^d,) (EUGkM).
 
@@ -72,8 +77,9 @@ def grid_lloyd_batch(
     separable grid kernel (no (m^d, d) centre array). ``distances``: the precision of the
     nearest-centroid comparisons (:func:`~dpcluster.kernels.grid_stats`).
     """
-    return lloyd_iterate(lambda C: grid_moments(weights, m, C, r, distances), inits,
-                         max_iter, tol, r)
+    return lloyd_iterate(
+        lambda C: grid_moments(weights, m, C, r, distances), inits, max_iter, tol, r
+    )
 
 
 def lloyd(X: np.ndarray, init: np.ndarray, max_iter: int = 300, tol: float = 0.0) -> np.ndarray:

@@ -34,8 +34,9 @@ def fitness_sensitivity(d: int, r: float = 1.0) -> float:
     return d * (2.0 * r) ** 2
 
 
-def _children(parents: np.ndarray, n_children: int, rng: np.random.Generator, delta: float,
-              r: float) -> np.ndarray:
+def _children(
+    parents: np.ndarray, n_children: int, rng: np.random.Generator, delta: float, r: float
+) -> np.ndarray:
     """One-point crossover of randomly paired parents (m', L), then one mutation each."""
     m_sel, L = parents.shape
     out = np.empty((n_children, L))
@@ -44,8 +45,10 @@ def _children(parents: np.ndarray, n_children: int, rng: np.random.Generator, de
         order = rng.permutation(m_sel)
         for a, b in zip(order[0::2], order[1::2]):
             cut = int(rng.integers(1, L)) if L > 1 else 0
-            for child in (np.concatenate([parents[a, :cut], parents[b, cut:]]),
-                          np.concatenate([parents[b, :cut], parents[a, cut:]])):
+            for child in (
+                np.concatenate([parents[a, :cut], parents[b, cut:]]),
+                np.concatenate([parents[b, :cut], parents[a, cut:]]),
+            ):
                 if filled < n_children:
                     out[filled] = child
                     filled += 1
@@ -58,9 +61,16 @@ def _children(parents: np.ndarray, n_children: int, rng: np.random.Generator, de
 
 
 def genetic_kmeans(
-    X: np.ndarray, k: int, rng: np.random.Generator, epsilon: float | None,
-    pool: int = 200, selected: int = 10, iterations: int = 8, decay: float = 0.7,
-    r: float = 1.0, trace: bool = False,
+    X: np.ndarray,
+    k: int,
+    rng: np.random.Generator,
+    epsilon: float | None,
+    pool: int = 200,
+    selected: int = 10,
+    iterations: int = 8,
+    decay: float = 0.7,
+    r: float = 1.0,
+    trace: bool = False,
 ) -> DPResult:
     """PGkM (``epsilon`` finite) or Gene (``epsilon=None``).
 
@@ -91,9 +101,12 @@ def genetic_kmeans(
             for _ in range(selected):
                 i = mech.select(rng, f[remaining])
                 ledger.record(mech, "select a parameter by SSE fitness", round=it)
-                release(mech, "select a parameter by SSE fitness", i,
-                        lambda data, pool=cands[remaining]: sse_expanded(data,
-                                                                         pool.reshape(-1, k, d)))
+                release(
+                    mech,
+                    "select a parameter by SSE fitness",
+                    i,
+                    lambda data, pool=cands[remaining]: sse_expanded(data, pool.reshape(-1, k, d)),
+                )
                 chosen.append(int(remaining[i]))
                 remaining = np.delete(remaining, i)
         parents = cands[chosen]

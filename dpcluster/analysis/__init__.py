@@ -13,5 +13,15 @@ from .mse import (
     theta_star,
 )
 
-__all__ = ["dplloyd_mse", "eugkm_bias_sq", "eugkm_cells", "eugkm_variance", "hybrid_mse",
-           "hybrid_switch", "m_required", "predictions", "switch_on_epsilon", "theta_star"]
+__all__ = [
+    "dplloyd_mse",
+    "eugkm_bias_sq",
+    "eugkm_cells",
+    "eugkm_variance",
+    "hybrid_mse",
+    "hybrid_switch",
+    "m_required",
+    "predictions",
+    "switch_on_epsilon",
+    "theta_star",
+]

@@ -15,8 +15,9 @@ def _o_sq(d: int, r: float, o_sq: float | None) -> float:
     return d * r * r if o_sq is None else float(o_sq)
 
 
-def dplloyd_mse(N: float, k: int, d: int, eps: float, t: int = 5, r: float = 1.0,
-                o_sq: float | None = None) -> float:
+def dplloyd_mse(
+    N: float, k: int, d: int, eps: float, t: int = 5, r: float = 1.0, o_sq: float | None = None
+) -> float:
     """Eq. 7/11: ``2 t² k² (dr+1)² (d + ||o||²) / (Nε)²`` (first order in ΔC/C)."""
     return 2.0 * t**2 * k**2 * (d * r + 1) ** 2 * (d + _o_sq(d, r, o_sq)) / (N * eps) ** 2
 
@@ -26,8 +27,15 @@ def eugkm_cells(N: float, eps: float, d: int, theta: float = 10.0) -> float:
     return (N * eps / theta) ** (2.0 * d / (2.0 + d))
 
 
-def eugkm_variance(N: float, k: int, d: int, eps: float, theta: float = 10.0, r: float = 1.0,
-                   M: float | None = None) -> float:
+def eugkm_variance(
+    N: float,
+    k: int,
+    d: int,
+    eps: float,
+    theta: float = 10.0,
+    r: float = 1.0,
+    M: float | None = None,
+) -> float:
     """Eq. 9/12: ``(2/3) d r² k^(1−2/d) M / (Nε)²`` with M from θ unless given."""
     M = eugkm_cells(N, eps, d, theta) if M is None else M
     return (2.0 / 3.0) * d * r * r * k ** (1.0 - 2.0 / d) * M / (N * eps) ** 2
@@ -38,8 +46,9 @@ def eugkm_bias_sq(M: float, d: int, r: float = 1.0) -> float:
     return d * r * r / M ** (2.0 / d)
 
 
-def hybrid_mse(N: float, k: int, d: int, eps: float, r: float = 1.0,
-               o_sq: float | None = None) -> float:
+def hybrid_mse(
+    N: float, k: int, d: int, eps: float, r: float = 1.0, o_sq: float | None = None
+) -> float:
     """Eq. 13: one DPLloyd iteration at ε/2, i.e. ``8 G/(Nε)²``."""
     return dplloyd_mse(N, k, d, eps / 2.0, t=1, r=r, o_sq=o_sq)
 
@@ -49,14 +58,23 @@ def m_required(k: int, d: int, r: float = 1.0, o_sq: float | None = None) -> flo
     return 12.0 * (d * r + 1) ** 2 * k ** (1.0 + 2.0 / d) * (d + _o_sq(d, r, o_sq)) / (d * r * r)
 
 
-def switch_on_epsilon(N: float, k: int, d: int, r: float = 1.0,
-                      o_sq: float | None = None, theta: float = 10.0) -> float:
+def switch_on_epsilon(
+    N: float, k: int, d: int, r: float = 1.0, o_sq: float | None = None, theta: float = 10.0
+) -> float:
     """Smallest ε with Ineq. 15: ``N ε ≥ θ · M_req^((2+d)/(2d))``."""
     return theta * m_required(k, d, r, o_sq) ** ((2.0 + d) / (2.0 * d)) / N
 
 
-def hybrid_switch(N: float, k: int, d: int, eps: float, t: int = 5, r: float = 1.0,
-                  o_sq: float | None = None, theta: float = 10.0) -> dict:
+def hybrid_switch(
+    N: float,
+    k: int,
+    d: int,
+    eps: float,
+    t: int = 5,
+    r: float = 1.0,
+    o_sq: float | None = None,
+    theta: float = 10.0,
+) -> dict:
     """The hybrid's public test (A7): use EUGkM + one DPLloyd step iff Ineq. 14 and 15 hold.
 
     Ineq. 14, hybrid MSE ≤ DPLloyd MSE, reduces to t ≥ 2. Ineq. 15, hybrid MSE ≤ EUGkM
@@ -72,14 +90,21 @@ def theta_star(d: int, k: int) -> float:
     return math.sqrt(d * k ** (1.0 - 2.0 / d) / 3.0)
 
 
-def predictions(N: float, k: int, d: int, eps: float, t: int = 5, theta: float = 10.0,
-                r: float = 1.0) -> dict:
+def predictions(
+    N: float, k: int, d: int, eps: float, t: int = 5, theta: float = 10.0, r: float = 1.0
+) -> dict:
     """Every prediction for one (N, k, d, ε): the row of ``dpcluster analyze``."""
     M = eugkm_cells(N, eps, d, theta)
     sw = hybrid_switch(N, k, d, eps, t, r, theta=theta)
-    return {"epsilon": eps, "dplloyd_mse": dplloyd_mse(N, k, d, eps, t, r),
-            "eugkm_M": M, "eugkm_var": eugkm_variance(N, k, d, eps, theta, r, M),
-            "eugkm_bias_sq": eugkm_bias_sq(M, d, r), "hybrid_mse": hybrid_mse(N, k, d, eps, r),
-            "ineq15": sw["ineq15"], "use_hybrid": sw["use_hybrid"],
-            "switch_on_eps": switch_on_epsilon(N, k, d, r, theta=theta),
-            "theta_star": theta_star(d, k)}
+    return {
+        "epsilon": eps,
+        "dplloyd_mse": dplloyd_mse(N, k, d, eps, t, r),
+        "eugkm_M": M,
+        "eugkm_var": eugkm_variance(N, k, d, eps, theta, r, M),
+        "eugkm_bias_sq": eugkm_bias_sq(M, d, r),
+        "hybrid_mse": hybrid_mse(N, k, d, eps, r),
+        "ineq15": sw["ineq15"],
+        "use_hybrid": sw["use_hybrid"],
+        "switch_on_eps": switch_on_epsilon(N, k, d, r, theta=theta),
+        "theta_star": theta_star(d, k),
+    }

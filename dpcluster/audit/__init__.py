@@ -15,7 +15,20 @@ from .run import (
 from .stats import blackbox_ceiling, blackbox_epsilon, clopper_pearson, whitebox_epsilon
 from .targets import Target, targets
 
-__all__ = ["DEFAULT_EPSILONS", "EXIT_CLAIM_VIOLATED", "EXIT_CONSISTENT",
-           "EXIT_PROVABLE_VIOLATED", "Target", "TranscriptLLR", "audit_target",
-           "blackbox_ceiling", "blackbox_epsilon", "clopper_pearson", "exit_status",
-           "run_audit", "targets", "whitebox_epsilon", "write_audit"]
+__all__ = [
+    "DEFAULT_EPSILONS",
+    "EXIT_CLAIM_VIOLATED",
+    "EXIT_CONSISTENT",
+    "EXIT_PROVABLE_VIOLATED",
+    "Target",
+    "TranscriptLLR",
+    "audit_target",
+    "blackbox_ceiling",
+    "blackbox_epsilon",
+    "clopper_pearson",
+    "exit_status",
+    "run_audit",
+    "targets",
+    "whitebox_epsilon",
+    "write_audit",
+]

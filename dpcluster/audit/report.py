@@ -18,14 +18,18 @@ def _num(v: float, digits: int = 3) -> str:
 
 def audit_markdown(table: pd.DataFrame) -> str:
     """A markdown table of every row plus a legend of the columns and verdicts."""
-    lines = ["# Privacy audit", "",
-             "ε_lb are 95 % lower bounds on the ε that the mechanism actually has "
-             "(docs/audit.md). *claimed*: what the papers say; *provable*: what dpcluster's "
-             "ledger proves. A bound above the claimed ε is a `violation`; above the provable "
-             "ε it would be a bug in dpcluster (`violation of provable ε`).", "",
-             "| algorithm | ε | claimed ε | provable ε | trials | ε_lb black-box (ceiling) "
-             "| ε_lb white-box | verdict | note |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Privacy audit",
+        "",
+        "ε_lb are 95 % lower bounds on the ε that the mechanism actually has "
+        "(docs/audit.md). *claimed*: what the papers say; *provable*: what dpcluster's "
+        "ledger proves. A bound above the claimed ε is a `violation`; above the provable "
+        "ε it would be a bug in dpcluster (`violation of provable ε`).",
+        "",
+        "| algorithm | ε | claimed ε | provable ε | trials | ε_lb black-box (ceiling) "
+        "| ε_lb white-box | verdict | note |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in table.itertuples(index=False):
         if r.verdict == "not private":
             lines.append(f"| {r.algorithm} | – | – | – | – | – | – | not private | {r.note} |")
@@ -34,10 +38,18 @@ def audit_markdown(table: pd.DataFrame) -> str:
             f"| {r.algorithm} | {_num(r.epsilon)} | {_num(r.epsilon_claimed)} "
             f"| {_num(r.epsilon_provable)} | {int(r.trials):,} "
             f"| {_num(r.epsilon_lb_blackbox)} ({_num(r.blackbox_ceiling)}) "
-            f"| {_num(r.epsilon_lb_whitebox)} | {r.verdict} | {r.note} |")
-    lines += ["", "Covers: " + "; ".join(
-        f"{r.algorithm} → {r.covers}" for r in table.drop_duplicates("algorithm")
-        .itertuples(index=False) if r.verdict != "not private"), ""]
+            f"| {_num(r.epsilon_lb_whitebox)} | {r.verdict} | {r.note} |"
+        )
+    lines += [
+        "",
+        "Covers: "
+        + "; ".join(
+            f"{r.algorithm} → {r.covers}"
+            for r in table.drop_duplicates("algorithm").itertuples(index=False)
+            if r.verdict != "not private"
+        ),
+        "",
+    ]
     return "\n".join(lines)
 
 

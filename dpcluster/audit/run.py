@@ -35,10 +35,24 @@ EXIT_CONSISTENT, EXIT_CLAIM_VIOLATED, EXIT_PROVABLE_VIOLATED = 0, 3, 4
 #: relative slack for floating-point rounding in a log-likelihood ratio at its maximum
 ROUNDING = 1e-9
 
-COLUMNS = ["algorithm", "covers", "kind", "params", "epsilon", "epsilon_claimed",
-           "epsilon_provable", "delta_claimed", "trials", "epsilon_lb_blackbox",
-           "blackbox_ceiling", "epsilon_lb_whitebox", "release_lb_over_booked", "verdict",
-           "note", "seconds"]
+COLUMNS = [
+    "algorithm",
+    "covers",
+    "kind",
+    "params",
+    "epsilon",
+    "epsilon_claimed",
+    "epsilon_provable",
+    "delta_claimed",
+    "trials",
+    "epsilon_lb_blackbox",
+    "blackbox_ceiling",
+    "epsilon_lb_whitebox",
+    "release_lb_over_booked",
+    "verdict",
+    "note",
+    "seconds",
+]
 
 
 class TranscriptLLR:
@@ -74,9 +88,9 @@ class TranscriptLLR:
 
     def __call__(self, rel) -> None:
         mech = rel.mechanism
-        ll = (np.asarray(mech.log_likelihood(rel.output, self._answer(rel, self.data)), float)
-              - np.asarray(mech.log_likelihood(rel.output, self._answer(rel, self.other)),
-                           float))
+        ll = np.asarray(
+            mech.log_likelihood(rel.output, self._answer(rel, self.data)), float
+        ) - np.asarray(mech.log_likelihood(rel.output, self._answer(rel, self.other)), float)
         if self.per_trial and self.trial.current != self._trial_seen:
             self._ordinal, self._trial_seen = {}, self.trial.current
         ordinal = self._ordinal.get(rel.purpose, 0)
@@ -119,8 +133,9 @@ class SideRuns:
     worst_release: tuple[float, str] = (0.0, "")
 
 
-def _run_side(target: Target, data, other, epsilon: float, n: int, seed: int, side: str
-              ) -> SideRuns:
+def _run_side(
+    target: Target, data, other, epsilon: float, n: int, seed: int, side: str
+) -> SideRuns:
     rng = stream(seed, "audit", target.name, repr(float(epsilon)), side)
     rec = TranscriptLLR(data, other, n, target.per_trial)
     if target.whitebox:
@@ -128,8 +143,9 @@ def _run_side(target: Target, data, other, epsilon: float, n: int, seed: int, si
             features, ledger = target.run(data, epsilon, rng, n, rec.trial)
     else:
         features, ledger = target.run(data, epsilon, rng, n, rec.trial)
-    return SideRuns(np.asarray(features), rec.llr, ledger,
-                    rec.worst_release() if target.whitebox else (0.0, ""))
+    return SideRuns(
+        np.asarray(features), rec.llr, ledger, rec.worst_release() if target.whitebox else (0.0, "")
+    )
 
 
 def linear_scores(F: np.ndarray, F2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -154,17 +170,20 @@ def verdict(lb_claimed: float, lb_provable: float, claimed: float, provable: flo
     return "consistent"
 
 
-def _bounds(a: SideRuns, b: SideRuns, s, s2, delta: float, whitebox: bool
-            ) -> tuple[float, float]:
+def _bounds(a: SideRuns, b: SideRuns, s, s2, delta: float, whitebox: bool) -> tuple[float, float]:
     """(black-box, white-box) lower bounds at δ; white-box NaN when it does not apply."""
     bb = blackbox_epsilon(s, s2, delta)
-    wb = max(whitebox_epsilon(a.llr, delta), whitebox_epsilon(b.llr, delta)) if whitebox \
+    wb = (
+        max(whitebox_epsilon(a.llr, delta), whitebox_epsilon(b.llr, delta))
+        if whitebox
         else float("nan")
+    )
     return bb, wb
 
 
-def audit_target(target: Target, epsilon: float, trials: int | None = None,
-                 seed: int = DEFAULT_SEED) -> dict:
+def audit_target(
+    target: Target, epsilon: float, trials: int | None = None, seed: int = DEFAULT_SEED
+) -> dict:
     """One audit.csv row for ``target`` at ``epsilon``."""
     n = int(trials or target.trials)
     start = time.perf_counter()
@@ -186,22 +205,32 @@ def audit_target(target: Target, epsilon: float, trials: int | None = None,
     ratio, which = max(a.worst_release, b.worst_release)
     release_violated = ratio > 1 + ROUNDING  # one release leaks more than its entry books
     if release_violated:
-        notes.append(f"release '{which}' certified at {ratio:.3g}x the ε its ledger entry "
-                     "books")
+        notes.append(f"release '{which}' certified at {ratio:.3g}x the ε its ledger entry books")
     ceiling = blackbox_ceiling(n)
     if bb == bb and bb >= 0.95 * ceiling:
         notes.append(f"black-box at its ln(n/3.7) ceiling ({ceiling:.2f})")
     if lb < 0.5 * min(provable, claimed):
         notes.append("loose: the bound is below half of the ε it checks")
-    return {"algorithm": target.name, "covers": ",".join(target.covers), "kind": target.kind,
-            "params": json.dumps(target.params, sort_keys=True), "epsilon": float(epsilon),
-            "epsilon_claimed": claimed, "epsilon_provable": provable,
-            "delta_claimed": delta_claimed, "trials": n, "epsilon_lb_blackbox": bb,
-            "blackbox_ceiling": ceiling, "epsilon_lb_whitebox": wb,
-            "release_lb_over_booked": ratio if target.whitebox else float("nan"),
-            "verdict": "violation of provable ε" if release_violated else
-            verdict(lb, lb0, claimed, provable), "note": "; ".join(notes),
-            "seconds": time.perf_counter() - start}
+    return {
+        "algorithm": target.name,
+        "covers": ",".join(target.covers),
+        "kind": target.kind,
+        "params": json.dumps(target.params, sort_keys=True),
+        "epsilon": float(epsilon),
+        "epsilon_claimed": claimed,
+        "epsilon_provable": provable,
+        "delta_claimed": delta_claimed,
+        "trials": n,
+        "epsilon_lb_blackbox": bb,
+        "blackbox_ceiling": ceiling,
+        "epsilon_lb_whitebox": wb,
+        "release_lb_over_booked": ratio if target.whitebox else float("nan"),
+        "verdict": "violation of provable ε"
+        if release_violated
+        else verdict(lb, lb0, claimed, provable),
+        "note": "; ".join(notes),
+        "seconds": time.perf_counter() - start,
+    }
 
 
 @functools.lru_cache(maxsize=1)
@@ -227,9 +256,14 @@ def select(names: list[str] | None) -> list[str]:
     return chosen
 
 
-def run_audit(names: list[str] | None = None, epsilons=DEFAULT_EPSILONS,
-              trials: int | None = None, jobs: int = 1, seed: int = DEFAULT_SEED,
-              extra: list[Target] | None = None) -> pd.DataFrame:
+def run_audit(
+    names: list[str] | None = None,
+    epsilons=DEFAULT_EPSILONS,
+    trials: int | None = None,
+    jobs: int = 1,
+    seed: int = DEFAULT_SEED,
+    extra: list[Target] | None = None,
+) -> pd.DataFrame:
     """audit.csv as a table: one row per (target, ε), then one ``not private`` row per
     non-private registry entry asked for (all of them when ``names`` is None). ``extra``
     targets (plugins: :func:`~.targets.entry_target`) are audited too."""
@@ -239,15 +273,23 @@ def run_audit(names: list[str] | None = None, epsilons=DEFAULT_EPSILONS,
     if jobs > 1 and len(tasks) > 1:
         from joblib import Parallel, delayed
 
-        rows = Parallel(n_jobs=jobs)(delayed(audit_target)(t, e, trials, seed)
-                                     for t, e in tasks)
+        rows = Parallel(n_jobs=jobs)(delayed(audit_target)(t, e, trials, seed) for t, e in tasks)
     else:
         rows = [audit_target(t, e, trials, seed) for t, e in tasks]
     skipped = not_private()
     listed = list(skipped) if names is None else [n for n in names if n in skipped]
-    rows += [{"algorithm": n, "covers": n, "kind": "", "params": "{}",
-              "epsilon": float("nan"), "verdict": "not private", "note": skipped[n]}
-             for n in listed]
+    rows += [
+        {
+            "algorithm": n,
+            "covers": n,
+            "kind": "",
+            "params": "{}",
+            "epsilon": float("nan"),
+            "verdict": "not private",
+            "note": skipped[n],
+        }
+        for n in listed
+    ]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

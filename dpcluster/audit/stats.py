@@ -53,8 +53,7 @@ def blackbox_ceiling(n_trials: int) -> float:
     return float(math.log(low / high))
 
 
-def _threshold_bound(pos: np.ndarray, neg: np.ndarray, c: np.ndarray, delta: float
-                     ) -> np.ndarray:
+def _threshold_bound(pos: np.ndarray, neg: np.ndarray, c: np.ndarray, delta: float) -> np.ndarray:
     """ln((P_pos(score ≥ c)_low − δ)/P_neg(score ≥ c)_high) for every threshold c."""
     pos_s, neg_s = np.sort(pos), np.sort(neg)
     k_pos = len(pos) - np.searchsorted(pos_s, c, side="left")

@@ -72,8 +72,9 @@ class Target:
 N_CENTRAL, D_CENTRAL, K_CENTRAL = 200, 2, 2
 
 
-def central_pair(N: int = N_CENTRAL, d: int = D_CENTRAL, seed: int = 0
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def central_pair(
+    N: int = N_CENTRAL, d: int = D_CENTRAL, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """D: N records uniform on [-0.5, 0.5]^d (fixed seed); D' = D plus the corner (1, …, 1)."""
     D = np.random.default_rng(seed).uniform(-0.5, 0.5, (N, d))
     return D, np.vstack([D, np.ones((1, d))])
@@ -103,14 +104,22 @@ def _dplloyd(improved: bool, iterations: int = 5):
             t = iterations
         count, total = rng.spawn(2)
         inits = np.repeat(_inits(1), n, axis=0)
-        C, ledger = dplloyd_batch(X, inits, epsilon, {"count": count, "sum": total},
-                                  iterations=t, split="improved" if improved else "sensitivity")
+        C, ledger = dplloyd_batch(
+            X,
+            inits,
+            epsilon,
+            {"count": count, "sum": total},
+            iterations=t,
+            split="improved" if improved else "sensitivity",
+        )
         return C.reshape(n, -1), ledger
+
     return run
 
 
 def _per_trial(one: Callable[[np.ndarray, float, np.random.Generator], tuple]):
     """A run that loops over trials: ``one(X, ε, rng) -> (centroids, ledger)``."""
+
     def run(X, epsilon, rng, n, trial: TrialIndex | None = None):
         out, ledger = [], None
         for i, g in enumerate(rng.spawn(n)):
@@ -119,6 +128,7 @@ def _per_trial(one: Callable[[np.ndarray, float, np.random.Generator], tuple]):
             C, ledger = one(X, epsilon, g)
             out.append(np.asarray(C, float).reshape(-1))
         return np.array(out), ledger
+
     return run
 
 
@@ -128,8 +138,17 @@ def _eugkm_one(X, epsilon, rng):
 
 
 def _hybrid_one(X, epsilon, rng):
-    res = hybrid(X, K_CENTRAL, epsilon, _inits(4), rng, lloyd_runs=1, force=True,
-                 max_iter=10, distances="float64")[0]
+    res = hybrid(
+        X,
+        K_CENTRAL,
+        epsilon,
+        _inits(4),
+        rng,
+        lloyd_runs=1,
+        force=True,
+        max_iter=10,
+        distances="float64",
+    )[0]
     return res.centroids, res.ledger
 
 
@@ -142,6 +161,7 @@ def _gkm_one(block: str):
     def one(X, epsilon, rng):
         res = gkm(X, K_CENTRAL, epsilon, rng, block=block)
         return res.centroids, res.ledger
+
     return one
 
 
@@ -167,6 +187,7 @@ def _gkm_aggregate_one(outputs, epsilon, rng):
 
 # --- local (Paper B) -----------------------------------------------------------------------
 
+
 def _codec(s: int = 1000, t: float = 8.0, lo: float = 0.0, hi: float = 16.0) -> BVCodec:
     """One digits attribute: [0, 16], t = 8 (half the range, as the Paper-B specs use)."""
     return BVCodec.draw(s, t, lo, hi, np.random.default_rng(7))
@@ -183,8 +204,12 @@ def _dpbv_attribute():
         ledger = Ledger(LOCAL)
         bits = codec.encode(np.full(n, value[0]), epsilon, rng, ledger)
         return unpack_bits(bits, codec.s), ledger
-    return pair, run, {"s": codec.s, "t": codec.t, "domain": [codec.lo, codec.hi],
-                       "m_max": codec.m_max}
+
+    return (
+        pair,
+        run,
+        {"s": codec.s, "t": codec.t, "domain": [codec.lo, codec.hi], "m_max": codec.m_max},
+    )
 
 
 RECORD_ATTRIBUTES = 4
@@ -193,8 +218,13 @@ RECORD_ATTRIBUTES = 4
 def _dpbv_record():
     """A record of 4 digits attributes, s = 256 each: what a custodian releases per record
     in the horizontal setting, and Bob per record without decomposition."""
-    codec = RecordCodec.draw(256, 8.0, np.zeros(RECORD_ATTRIBUTES),
-                             np.full(RECORD_ATTRIBUTES, 16.0), np.random.default_rng(8))
+    codec = RecordCodec.draw(
+        256,
+        8.0,
+        np.zeros(RECORD_ATTRIBUTES),
+        np.full(RECORD_ATTRIBUTES, 16.0),
+        np.random.default_rng(8),
+    )
     worst = [c.worst_pair() for c in codec.attributes]
 
     def pair():
@@ -204,8 +234,17 @@ def _dpbv_record():
         ledger = Ledger(LOCAL)
         bits = codec.encode(np.repeat(record, n, axis=0), epsilon, rng, ledger)
         return unpack_bits(bits, codec.s).reshape(n, -1), ledger
-    return pair, run, {"attributes": RECORD_ATTRIBUTES, "s": codec.s, "t": 8.0,
-                       "m_max": [c.m_max for c in codec.attributes]}
+
+    return (
+        pair,
+        run,
+        {
+            "attributes": RECORD_ATTRIBUTES,
+            "s": codec.s,
+            "t": 8.0,
+            "m_max": [c.m_max for c in codec.attributes],
+        },
+    )
 
 
 PAIRS_PER_RECORD = 10
@@ -227,8 +266,8 @@ def _decomposition():
         ledger = Ledger(LOCAL)
         ledger.record(codec.mechanism(epsilon), "DPBV of R² per pair", repeats=c)
         return unpack_bits(bits, codec.s).reshape(n, -1), ledger
-    return pair, run, {"pairs_per_record": c, "s": codec.s, "Z": codec.hi,
-                       "m_max": codec.m_max}
+
+    return pair, run, {"pairs_per_record": c, "s": codec.s, "Z": codec.hi, "m_max": codec.m_max}
 
 
 def targets() -> dict[str, Target]:
@@ -237,40 +276,128 @@ def targets() -> dict[str, Target]:
     dpbv_pair, dpbv_run, dpbv_params = _dpbv_attribute()
     rec_pair, rec_run, rec_params = _dpbv_record()
     dec_pair, dec_run, dec_params = _decomposition()
-    return {t.name: t for t in [
-        Target("dplloyd", ("dplloyd",), "central", {**central, "iterations": 5}, 100_000,
-               _dplloyd(False), central_pair),
-        Target("dplloyd_improved", ("dplloyd_improved",), "central", central, 100_000,
-               _dplloyd(True), central_pair),
-        Target("eugkm", ("eugkm",), "central", {**central, "init_sets": 4, "max_iter": 10},
-               3_000, _per_trial(_eugkm_one), central_pair, per_trial=True),
-        Target("hybrid", ("hybrid",), "central", {**central, "force": True, "init_sets": 4},
-               3_000, _per_trial(_hybrid_one), central_pair, per_trial=True),
-        Target("pgkm", ("pgkm",), "central", {**central, "pool": 20, "selected": 4,
-                                              "iterations": 3},
-               1_000, _per_trial(_pgkm_one), central_pair, per_trial=True,
-               note="white-box sums the exact exponential-mechanism selection probabilities"),
-        Target("gkm (aggregation)", ("gkm", "gkm_3k"), "central",
-               {"blocks": GKM_BLOCKS, "k": K_CENTRAL, "d": D_CENTRAL,
-                "neighbour": "one block output -r -> +r"},
-               5_000, _per_trial(_gkm_aggregate_one), gkm_block_pair, per_trial=True,
-               note="the private step alone, at worst-case block outputs"),
-        Target("gkm", ("gkm",), "central", {**central, "block": "N^0.6"}, 2_000,
-               _per_trial(_gkm_one("N^0.6")), central_pair, whitebox=False, per_trial=True,
-               note="whole algorithm, black-box only: block outputs move far less than the "
-                    "sensitivity bound on ordinary data"),
-        Target("gkm_3k", ("gkm_3k",), "central", {**central, "block": "3k"}, 2_000,
-               _per_trial(_gkm_one("3k")), central_pair, whitebox=False, per_trial=True,
-               note="whole algorithm, black-box only"),
-        Target("dpbv (one attribute)", ("dpbv_error", "dp_kcluster", "dp_dbscan",
-                                        "dp_agglomerative"), "local", dpbv_params, 10_000,
-               dpbv_run, dpbv_pair),
-        Target("dpbv (record, horizontal / vertical non-decomposition)",
-               ("dp_kcluster", "dp_dbscan", "dp_agglomerative", "vertical_error"), "local",
-               rec_params, 10_000, rec_run, rec_pair),
-        Target("vertical decomposition", ("vertical_error",), "local", dec_params, 10_000,
-               dec_run, dec_pair),
-    ]}
+    return {
+        t.name: t
+        for t in [
+            Target(
+                "dplloyd",
+                ("dplloyd",),
+                "central",
+                {**central, "iterations": 5},
+                100_000,
+                _dplloyd(False),
+                central_pair,
+            ),
+            Target(
+                "dplloyd_improved",
+                ("dplloyd_improved",),
+                "central",
+                central,
+                100_000,
+                _dplloyd(True),
+                central_pair,
+            ),
+            Target(
+                "eugkm",
+                ("eugkm",),
+                "central",
+                {**central, "init_sets": 4, "max_iter": 10},
+                3_000,
+                _per_trial(_eugkm_one),
+                central_pair,
+                per_trial=True,
+            ),
+            Target(
+                "hybrid",
+                ("hybrid",),
+                "central",
+                {**central, "force": True, "init_sets": 4},
+                3_000,
+                _per_trial(_hybrid_one),
+                central_pair,
+                per_trial=True,
+            ),
+            Target(
+                "pgkm",
+                ("pgkm",),
+                "central",
+                {**central, "pool": 20, "selected": 4, "iterations": 3},
+                1_000,
+                _per_trial(_pgkm_one),
+                central_pair,
+                per_trial=True,
+                note="white-box sums the exact exponential-mechanism selection probabilities",
+            ),
+            Target(
+                "gkm (aggregation)",
+                ("gkm", "gkm_3k"),
+                "central",
+                {
+                    "blocks": GKM_BLOCKS,
+                    "k": K_CENTRAL,
+                    "d": D_CENTRAL,
+                    "neighbour": "one block output -r -> +r",
+                },
+                5_000,
+                _per_trial(_gkm_aggregate_one),
+                gkm_block_pair,
+                per_trial=True,
+                note="the private step alone, at worst-case block outputs",
+            ),
+            Target(
+                "gkm",
+                ("gkm",),
+                "central",
+                {**central, "block": "N^0.6"},
+                2_000,
+                _per_trial(_gkm_one("N^0.6")),
+                central_pair,
+                whitebox=False,
+                per_trial=True,
+                note="whole algorithm, black-box only: block outputs move far less than the "
+                "sensitivity bound on ordinary data",
+            ),
+            Target(
+                "gkm_3k",
+                ("gkm_3k",),
+                "central",
+                {**central, "block": "3k"},
+                2_000,
+                _per_trial(_gkm_one("3k")),
+                central_pair,
+                whitebox=False,
+                per_trial=True,
+                note="whole algorithm, black-box only",
+            ),
+            Target(
+                "dpbv (one attribute)",
+                ("dpbv_error", "dp_kcluster", "dp_dbscan", "dp_agglomerative"),
+                "local",
+                dpbv_params,
+                10_000,
+                dpbv_run,
+                dpbv_pair,
+            ),
+            Target(
+                "dpbv (record, horizontal / vertical non-decomposition)",
+                ("dp_kcluster", "dp_dbscan", "dp_agglomerative", "vertical_error"),
+                "local",
+                rec_params,
+                10_000,
+                rec_run,
+                rec_pair,
+            ),
+            Target(
+                "vertical decomposition",
+                ("vertical_error",),
+                "local",
+                dec_params,
+                10_000,
+                dec_run,
+                dec_pair,
+            ),
+        ]
+    }
 
 
 def not_private() -> dict[str, str]:
@@ -283,6 +410,7 @@ def not_private() -> dict[str, str]:
 
 
 # --- any registry entry, plugins included -------------------------------------------------
+
 
 class _LedgerTotals:
     """The totals of a ledger dict (what a registry entry's cell runner returns)."""
@@ -310,15 +438,23 @@ def entry_target(name: str, info, params: dict | None = None, trials: int = 2_00
 
     def run(X, epsilon, rng, n, trial=None):
         d = X.shape[1]
-        ds = Dataset("audit", X, K_CENTRAL, "audit pair", -np.ones(d), np.ones(d),
-                     bounds="public")
+        ds = Dataset("audit", X, K_CENTRAL, "audit pair", -np.ones(d), np.ones(d), bounds="public")
         out, ledger = [], None
         for i, g in enumerate(rng.spawn(n)):
             if trial is not None:
                 trial.current = i
             streams = StreamFactory(int(g.integers(2**63 - 1)), ("audit", name))
-            ctx = CellContext(ds, K_CENTRAL, float(epsilon), values, 1, 4, "uniform", streams,
-                              StreamFactory(0, ("audit-public",)))
+            ctx = CellContext(
+                ds,
+                K_CENTRAL,
+                float(epsilon),
+                values,
+                1,
+                4,
+                "uniform",
+                streams,
+                StreamFactory(0, ("audit-public",)),
+            )
             rows, ledger = info.run_cell(ctx)
             centres = rows[0].get("centroids")  # the run's output, if the entry returns it
             if isinstance(centres, str):
@@ -327,5 +463,14 @@ def entry_target(name: str, info, params: dict | None = None, trials: int = 2_00
         return np.array(out, dtype=float).reshape(n, -1), _LedgerTotals(ledger or {})
 
     central = {"N": N_CENTRAL, "d": D_CENTRAL, "k": K_CENTRAL, "neighbour": "D + corner"}
-    return Target(name, (name,), "central", {**central, **values}, trials, run, central_pair,
-                  per_trial=True, note="generic target")
+    return Target(
+        name,
+        (name,),
+        "central",
+        {**central, **values},
+        trials,
+        run,
+        central_pair,
+        per_trial=True,
+        note="generic target",
+    )

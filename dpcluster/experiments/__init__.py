@@ -5,5 +5,15 @@ it calls algorithms, kernels and privacy, never the harness."""
 from .protocol import AlgorithmInfo, CellContext, CellShape, Param, Row, independent_runs
 from .registry import ALGORITHMS, ENTRY_POINT_GROUP, known_names, lookup
 
-__all__ = ["ALGORITHMS", "ENTRY_POINT_GROUP", "AlgorithmInfo", "CellContext", "CellShape",
-           "Param", "Row", "independent_runs", "known_names", "lookup"]
+__all__ = [
+    "ALGORITHMS",
+    "ENTRY_POINT_GROUP",
+    "AlgorithmInfo",
+    "CellContext",
+    "CellShape",
+    "Param",
+    "Row",
+    "independent_runs",
+    "known_names",
+    "lookup",
+]

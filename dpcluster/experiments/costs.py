@@ -29,8 +29,7 @@ def grid(shape: CellShape, share: float = 1.0) -> float:
 
 def gkm(shape: CellShape) -> float:
     """Every run clusters all N records in blocks, ``max_iter`` Lloyd passes each."""
-    return (shape.repeat * shape.N * shape.k * shape.d * shape.params.get("max_iter", 1)
-            * GKM_UNIT_S)
+    return shape.repeat * shape.N * shape.k * shape.d * shape.params.get("max_iter", 1) * GKM_UNIT_S
 
 
 def gene(shape: CellShape) -> float:

@@ -41,9 +41,17 @@ def _lloyd_cell(ctx: CellContext) -> tuple[list[Row], dict]:
     inits = ctx.init_sets()
     C, iters = lloyd_batch(ctx.dataset.X, inits, max_iter=ctx.params["max_iter"])
     scores = nicv(ctx.dataset.X, C)
-    rows = [{"init": i, "rep": 0, "nicv": float(scores[i]), "iterations": int(iters[i]),
-             **NOT_PRIVATE, "stream": ctx.init_streams.key("init", ctx.init_method, i)}
-            for i in range(len(inits))]
+    rows = [
+        {
+            "init": i,
+            "rep": 0,
+            "nicv": float(scores[i]),
+            "iterations": int(iters[i]),
+            **NOT_PRIVATE,
+            "stream": ctx.init_streams.key("init", ctx.init_method, i),
+        }
+        for i in range(len(inits))
+    ]
     return rows, _NOT_PRIVATE_LEDGER
 
 
@@ -52,19 +60,33 @@ def _dplloyd_cell(ctx: CellContext, improved: bool) -> tuple[list[Row], dict]:
     inits = ctx.init_sets(p.get("init"))
     n_sets = len(inits)
     runs = [(i, rep) for i in range(n_sets) for rep in range(ctx.repeat)]
-    streams = [{"count": ctx.streams.child("run", i, rep, "count"),
-                "sum": ctx.streams.child("run", i, rep, "sum")} for i, rep in runs]
+    streams = [
+        {
+            "count": ctx.streams.child("run", i, rep, "count"),
+            "sum": ctx.streams.child("run", i, rep, "sum"),
+        }
+        for i, rep in runs
+    ]
     if improved:
         t = improved_iterations(ctx.epsilon, ctx.dataset.N, ctx.k, ctx.dataset.d, p["rho"])
     else:
         t = p["iterations"]
-    C, ledger = dplloyd_batch(X, np.repeat(inits, ctx.repeat, axis=0), ctx.epsilon, streams,
-                              iterations=t, split="improved" if improved else "sensitivity",
-                              rho=p.get("rho", 0.225), min_count=p["min_count"])
+    C, ledger = dplloyd_batch(
+        X,
+        np.repeat(inits, ctx.repeat, axis=0),
+        ctx.epsilon,
+        streams,
+        iterations=t,
+        split="improved" if improved else "sensitivity",
+        rho=p.get("rho", 0.225),
+        min_count=p["min_count"],
+    )
     scores = nicv(X, C)
     used = spent(ledger)
-    rows = [{"init": i, "rep": rep, "nicv": float(scores[n]), "iterations": t, **used}
-            for n, (i, rep) in enumerate(runs)]
+    rows = [
+        {"init": i, "rep": rep, "nicv": float(scores[n]), "iterations": t, **used}
+        for n, (i, rep) in enumerate(runs)
+    ]
     return rows, ledger.to_dict()
 
 
@@ -73,14 +95,30 @@ def _eugkm_cell(ctx: CellContext) -> tuple[list[Row], dict]:
     inits = ctx.init_sets()
     rows, ledger = [], None
     for s in range(ctx.repeat):
-        res = eugkm(X, ctx.k, ctx.epsilon, inits, ctx.streams.child("synopsis", s),
-                    theta=p["theta"], rounding=p["rounding"], private_n=p["private_n"],
-                    max_iter=p["max_iter"], distances=p["distances"])
+        res = eugkm(
+            X,
+            ctx.k,
+            ctx.epsilon,
+            inits,
+            ctx.streams.child("synopsis", s),
+            theta=p["theta"],
+            rounding=p["rounding"],
+            private_n=p["private_n"],
+            max_iter=p["max_iter"],
+            distances=p["distances"],
+        )
         ledger = res.ledger
-        rows.append({"init": res.info["chosen_init"], "rep": s,
-                     "nicv": float(nicv(X, res.centroids)), "iterations": res.iterations,
-                     **spent(res.ledger), "cells": res.info["cells"],
-                     "stream": ctx.streams.key("synopsis", s)})
+        rows.append(
+            {
+                "init": res.info["chosen_init"],
+                "rep": s,
+                "nicv": float(nicv(X, res.centroids)),
+                "iterations": res.iterations,
+                **spent(res.ledger),
+                "cells": res.info["cells"],
+                "stream": ctx.streams.key("synopsis", s),
+            }
+        )
     return rows, ledger.to_dict() if ledger else {}
 
 
@@ -91,9 +129,18 @@ def _lloyd_steps_cell(ctx: CellContext) -> tuple[list[Row], dict]:
     rows = []
     for step in range(1, ctx.params["steps"] + 1):
         C, _ = lloyd_batch(X, C, max_iter=1)
-        rows += [{"init": i, "rep": 0, "step": step, "nicv": float(v), "iterations": step,
-                  **NOT_PRIVATE, "stream": ctx.init_streams.key("init", ctx.init_method, i)}
-                 for i, v in enumerate(nicv(X, C))]
+        rows += [
+            {
+                "init": i,
+                "rep": 0,
+                "step": step,
+                "nicv": float(v),
+                "iterations": step,
+                **NOT_PRIVATE,
+                "stream": ctx.init_streams.key("init", ctx.init_method, i),
+            }
+            for i, v in enumerate(nicv(X, C))
+        ]
     return rows, _NOT_PRIVATE_LEDGER
 
 
@@ -110,16 +157,27 @@ def _gkm_cell(ctx: CellContext, mode: str) -> tuple[list[Row], dict]:
         used, iters = NOT_PRIVATE, p.get("max_iter", 0)
         if mode == "gkm":
             res = gkm(X, k, ctx.epsilon, rng, p["block"], p["minit"], p["align"], p["max_iter"])
-            out, blocks, used, ledger = res.centroids, res.info["blocks"], \
-                spent(res.ledger), res.ledger.to_dict()
+            out, blocks, used, ledger = (
+                res.centroids,
+                res.info["blocks"],
+                spent(res.ledger),
+                res.ledger.to_dict(),
+            )
         elif mode == "sag":
-            out, blocks = sample_and_aggregate(X, k, p["block"], rng, p["minit"], p["align"],
-                                               p["max_iter"])
+            out, blocks = sample_and_aggregate(
+                X, k, p["block"], rng, p["minit"], p["align"], p["max_iter"]
+            )
         else:
             out = noise_diagnostic(best, ctx.dataset.N, ctx.epsilon, p["block"], rng)
             blocks = None
-        row = {"init": 0, "rep": rep, "nicv": float(nicv(X, out)), "iterations": iters,
-               **used, "stream": ctx.streams.key("run", rep)}
+        row = {
+            "init": 0,
+            "rep": rep,
+            "nicv": float(nicv(X, out)),
+            "iterations": iters,
+            **used,
+            "stream": ctx.streams.key("run", rep),
+        }
         size = block_size(p["block"], ctx.dataset.N, k)
         row.update(block_size=size, blocks=blocks or n_blocks(ctx.dataset.N, size))
         rows.append(row)
@@ -131,19 +189,42 @@ def _genetic_cell(ctx: CellContext, private: bool) -> tuple[list[Row], dict]:
     X, p = ctx.dataset.X, ctx.params
     rows, ledger = [], {}
     for rep in range(ctx.repeat):
-        res = genetic_kmeans(X, ctx.k, ctx.streams.child("run", rep),
-                             ctx.epsilon if private else None, pool=p["pool"],
-                             selected=p["selected"], iterations=p["iterations"],
-                             decay=p["decay"], trace=not private)
+        res = genetic_kmeans(
+            X,
+            ctx.k,
+            ctx.streams.child("run", rep),
+            ctx.epsilon if private else None,
+            pool=p["pool"],
+            selected=p["selected"],
+            iterations=p["iterations"],
+            decay=p["decay"],
+            trace=not private,
+        )
         if private:
             ledger = res.ledger.to_dict()
-            rows.append({"init": 0, "rep": rep, "nicv": float(nicv(X, res.centroids)),
-                         "iterations": res.iterations, **spent(res.ledger),
-                         "stream": ctx.streams.key("run", rep)})
+            rows.append(
+                {
+                    "init": 0,
+                    "rep": rep,
+                    "nicv": float(nicv(X, res.centroids)),
+                    "iterations": res.iterations,
+                    **spent(res.ledger),
+                    "stream": ctx.streams.key("run", rep),
+                }
+            )
         else:
-            rows += [{"init": 0, "rep": rep, "step": s + 1, "nicv": v, "iterations": s + 1,
-                      **NOT_PRIVATE, "stream": ctx.streams.key("run", rep)}
-                     for s, v in enumerate(res.info["trace"])]
+            rows += [
+                {
+                    "init": 0,
+                    "rep": rep,
+                    "step": s + 1,
+                    "nicv": v,
+                    "iterations": s + 1,
+                    **NOT_PRIVATE,
+                    "stream": ctx.streams.key("run", rep),
+                }
+                for s, v in enumerate(res.info["trace"])
+            ]
     return rows, ledger or _NOT_PRIVATE_LEDGER
 
 
@@ -153,19 +234,34 @@ def _hybrid_cell(ctx: CellContext) -> tuple[list[Row], dict]:
     inits = ctx.init_sets()
     rows, ledger = [], {}
     for s in range(ctx.repeat):
-        results = hybrid(X, ctx.k, ctx.epsilon, inits, ctx.streams.child("synopsis", s),
-                         lloyd_runs=p["lloyd_runs"], force=p["force"], theta=p["theta"],
-                         rounding=p["rounding"], max_iter=p["max_iter"],
-                         distances=p["distances"])
+        results = hybrid(
+            X,
+            ctx.k,
+            ctx.epsilon,
+            inits,
+            ctx.streams.child("synopsis", s),
+            lloyd_runs=p["lloyd_runs"],
+            force=p["force"],
+            theta=p["theta"],
+            rounding=p["rounding"],
+            max_iter=p["max_iter"],
+            distances=p["distances"],
+        )
         for j, res in enumerate(results):
             ledger = res.ledger.to_dict()
-            rows.append({"init": s, "rep": j, "nicv": float(nicv(X, res.centroids)),
-                         "iterations": res.iterations, **spent(res.ledger),
-                         "fell_back": bool(res.info["fell_back"]), "cells": res.info["cells"],
-                         "stream": ctx.streams.key("synopsis", s)})
+            rows.append(
+                {
+                    "init": s,
+                    "rep": j,
+                    "nicv": float(nicv(X, res.centroids)),
+                    "iterations": res.iterations,
+                    **spent(res.ledger),
+                    "fell_back": bool(res.info["fell_back"]),
+                    "cells": res.info["cells"],
+                    "stream": ctx.streams.key("synopsis", s),
+                }
+            )
     return rows, ledger
-
-
 
 
 def _eugkm_canonical(shape: CellShape) -> dict:
@@ -185,18 +281,31 @@ def _hybrid_runs(shape: CellShape) -> int:
     """``repeat`` synopses, each followed by ``lloyd_runs`` DPLloyd steps, or by nothing when
     the switch (public N, d, k, ε only) falls back to EUGkM."""
     p = shape.params
-    uses = p["force"] or hybrid_switch(shape.N, shape.k, shape.d, shape.epsilon, t=5,
-                                       theta=p["theta"])["use_hybrid"]
+    uses = (
+        p["force"]
+        or hybrid_switch(shape.N, shape.k, shape.d, shape.epsilon, t=5, theta=p["theta"])[
+            "use_hybrid"
+        ]
+    )
     return shape.repeat * (p["lloyd_runs"] if uses else 1)
 
 
-_DISTANCES = Param("float32", str, "precision of EUGkM's cell-to-centroid distance comparisons "
-                   "(float32: whole cells 13-37% faster; float64: the exact double path; "
-                   "README 'Numerics')",
-                   choices=GRID_DISTANCES)
+_DISTANCES = Param(
+    "float32",
+    str,
+    "precision of EUGkM's cell-to-centroid distance comparisons "
+    "(float32: whole cells 13-37% faster; float64: the exact double path; "
+    "README 'Numerics')",
+    choices=GRID_DISTANCES,
+)
 
-_MIN_COUNT = Param(0.0, float, "a cluster whose noisy count is <= this keeps its centroid "
-                   "(docs/methods.md A1 ASSUMPTION; option 1)")
+_MIN_COUNT = Param(
+    0.0,
+    float,
+    "a cluster whose noisy count is <= this keeps its centroid "
+    "(docs/methods.md A1 ASSUMPTION; option 1)",
+)
+
 
 def _block_problem(value: str) -> str | None:
     try:
@@ -207,10 +316,15 @@ def _block_problem(value: str) -> str | None:
 
 
 _GKM_PARAMS = {
-    "block": Param("N^0.6", str, "block size rule: 'N^a', '3k' or an integer (docs/methods.md A4)",
-                   check=_block_problem),
-    "minit": Param("points", str, "per-block initial centroids (SciPy kmeans2 minit)",
-                   choices=MINIT),
+    "block": Param(
+        "N^0.6",
+        str,
+        "block size rule: 'N^a', '3k' or an integer (docs/methods.md A4)",
+        check=_block_problem,
+    ),
+    "minit": Param(
+        "points", str, "per-block initial centroids (SciPy kmeans2 minit)", choices=MINIT
+    ),
     "align": Param("lex0", str, "centroid alignment across blocks", choices=ALIGN),
     "max_iter": Param(10, int, "per-block Lloyd iterations (SciPy kmeans2 default)", minimum=1),
 }
@@ -224,78 +338,142 @@ _GENE_PARAMS = {
 
 PAPER_A: dict[str, AlgorithmInfo] = {
     "lloyd": AlgorithmInfo(
-        "lloyd", "non-private Lloyd to convergence from each init set (baseline = min NICV)",
-        private=False, repeat_default=1, repeat_doc="runs per init set (deterministic: 1)",
-        run_cell=_lloyd_cell, count_runs=lambda shape: shape.n_init,
-        params={"max_iter": Param(300, int, "iteration cap; stops earlier when no point "
-                                  "changes cluster", minimum=1)},
+        "lloyd",
+        "non-private Lloyd to convergence from each init set (baseline = min NICV)",
+        private=False,
+        repeat_default=1,
+        repeat_doc="runs per init set (deterministic: 1)",
+        run_cell=_lloyd_cell,
+        count_runs=lambda shape: shape.n_init,
+        params={
+            "max_iter": Param(
+                300, int, "iteration cap; stops earlier when no point changes cluster", minimum=1
+            )
+        },
     ),
     "dplloyd": AlgorithmInfo(
-        "dplloyd", "DPLloyd / SuLQ k-means, docs/methods.md A1", private=True, repeat_default=100,
-        repeat_doc="runs per init set", run_cell=lambda c: _dplloyd_cell(c, improved=False),
-        params={"iterations": Param(5, int, "t, iterations (ε/t each)", minimum=1),
-                "min_count": _MIN_COUNT},
+        "dplloyd",
+        "DPLloyd / SuLQ k-means, docs/methods.md A1",
+        private=True,
+        repeat_default=100,
+        repeat_doc="runs per init set",
+        run_cell=lambda c: _dplloyd_cell(c, improved=False),
+        params={
+            "iterations": Param(5, int, "t, iterations (ε/t each)", minimum=1),
+            "min_count": _MIN_COUNT,
+        },
     ),
     "dplloyd_improved": AlgorithmInfo(
-        "dplloyd_improved", "improved DPLloyd (TOPS), docs/methods.md A2", private=True,
-        repeat_default=100, repeat_doc="runs per init set",
+        "dplloyd_improved",
+        "improved DPLloyd (TOPS), docs/methods.md A2",
+        private=True,
+        repeat_default=100,
+        repeat_doc="runs per init set",
         run_cell=lambda c: _dplloyd_cell(c, improved=True),
-        params={"rho": Param(0.225, float, "ρ of the split c = (4dρ²)^(1/3)", minimum=0.0),
-                "init": Param("sphere_packing", str, "initial sets", choices=INIT_METHODS),
-                "min_count": _MIN_COUNT},
+        params={
+            "rho": Param(0.225, float, "ρ of the split c = (4dρ²)^(1/3)", minimum=0.0),
+            "init": Param("sphere_packing", str, "initial sets", choices=INIT_METHODS),
+            "min_count": _MIN_COUNT,
+        },
     ),
     "eugkm": AlgorithmInfo(
-        "eugkm", "noisy uniform grid + weighted k-means, docs/methods.md A3", private=True,
-        repeat_default=10, repeat_doc="independent synopses", run_cell=_eugkm_cell,
-        count_runs=lambda shape: shape.repeat, cost=costs.grid, canonical=_eugkm_canonical,
+        "eugkm",
+        "noisy uniform grid + weighted k-means, docs/methods.md A3",
+        private=True,
+        repeat_default=10,
+        repeat_doc="independent synopses",
+        run_cell=_eugkm_cell,
+        count_runs=lambda shape: shape.repeat,
+        cost=costs.grid,
+        canonical=_eugkm_canonical,
         arithmetic=("distances",),
-        params={"theta": Param(10.0, float, "θ in M = (Nε/θ)^(2d/(2+d))", minimum=1e-9),
-                "rounding": Param("round", str, "cells per axis m = rounding(M^(1/d))",
-                                  choices=tuple(ROUNDING)),
-                "private_n": Param(False, bool, "spend 5% of ε on a noisy N for choosing M"),
-                "max_iter": Param(100, int, "weighted Lloyd iteration cap", minimum=1),
-                "distances": _DISTANCES},
+        params={
+            "theta": Param(10.0, float, "θ in M = (Nε/θ)^(2d/(2+d))", minimum=1e-9),
+            "rounding": Param(
+                "round", str, "cells per axis m = rounding(M^(1/d))", choices=tuple(ROUNDING)
+            ),
+            "private_n": Param(False, bool, "spend 5% of ε on a noisy N for choosing M"),
+            "max_iter": Param(100, int, "weighted Lloyd iteration cap", minimum=1),
+            "distances": _DISTANCES,
+        },
     ),
     "lloyd_steps": AlgorithmInfo(
-        "lloyd_steps", "non-private Lloyd, NICV after each of the first iterations (Fig. 4)",
-        private=False, repeat_default=1, repeat_doc="runs per init set (deterministic: 1)",
-        run_cell=_lloyd_steps_cell, count_runs=lambda shape: shape.n_init,
+        "lloyd_steps",
+        "non-private Lloyd, NICV after each of the first iterations (Fig. 4)",
+        private=False,
+        repeat_default=1,
+        repeat_doc="runs per init set (deterministic: 1)",
+        run_cell=_lloyd_steps_cell,
+        count_runs=lambda shape: shape.n_init,
         params={"steps": Param(30, int, "iterations traced", minimum=1)},
     ),
     "gkm": independent_runs(
-        "gkm", "GUPT sample-and-aggregate k-means, docs/methods.md A4 (GkM-3K: block: 3k)", True,
-        lambda c: _gkm_cell(c, "gkm"), _GKM_PARAMS, cost=costs.gkm),
-    "gkm_3k": independent_runs(
-        "gkm_3k", "GkM with blocks of 3k records, docs/methods.md A4", True,
+        "gkm",
+        "GUPT sample-and-aggregate k-means, docs/methods.md A4 (GkM-3K: block: 3k)",
+        True,
         lambda c: _gkm_cell(c, "gkm"),
-        {**_GKM_PARAMS, "block": Param("3k", str, _GKM_PARAMS["block"].doc)}, cost=costs.gkm),
+        _GKM_PARAMS,
+        cost=costs.gkm,
+    ),
+    "gkm_3k": independent_runs(
+        "gkm_3k",
+        "GkM with blocks of 3k records, docs/methods.md A4",
+        True,
+        lambda c: _gkm_cell(c, "gkm"),
+        {**_GKM_PARAMS, "block": Param("3k", str, _GKM_PARAMS["block"].doc)},
+        cost=costs.gkm,
+    ),
     "gkm_sag": independent_runs(
-        "gkm_sag", "SAG: GkM's block average without noise (Fig. 3 diagnostic, not private)",
-        False, lambda c: _gkm_cell(c, "sag"), _GKM_PARAMS, cost=costs.gkm),
+        "gkm_sag",
+        "SAG: GkM's block average without noise (Fig. 3 diagnostic, not private)",
+        False,
+        lambda c: _gkm_cell(c, "sag"),
+        _GKM_PARAMS,
+        cost=costs.gkm,
+    ),
     "gkm_noise": independent_runs(
-        "gkm_noise", "Noise: baseline centroids + Eq.-3 noise (Fig. 3 diagnostic, not "
-        "private)", True, lambda c: _gkm_cell(c, "noise"), {"block": _GKM_PARAMS["block"]}),
+        "gkm_noise",
+        "Noise: baseline centroids + Eq.-3 noise (Fig. 3 diagnostic, not private)",
+        True,
+        lambda c: _gkm_cell(c, "noise"),
+        {"block": _GKM_PARAMS["block"]},
+    ),
     "pgkm": independent_runs(
-        "pgkm", "PrivGene k-means, docs/methods.md A5", True, lambda c: _genetic_cell(c, True),
-        _GENE_PARAMS, cost=costs.gene),
+        "pgkm",
+        "PrivGene k-means, docs/methods.md A5",
+        True,
+        lambda c: _genetic_cell(c, True),
+        _GENE_PARAMS,
+        cost=costs.gene,
+    ),
     "gene": independent_runs(
-        "gene", "non-private genetic k-means (PGkM's twin), NICV per iteration (Fig. 4)",
-        False, lambda c: _genetic_cell(c, False),
+        "gene",
+        "non-private genetic k-means (PGkM's twin), NICV per iteration (Fig. 4)",
+        False,
+        lambda c: _genetic_cell(c, False),
         {**_GENE_PARAMS, "iterations": Param(30, int, "iterations r_it", minimum=1)},
-        repeat=10, cost=costs.gene),
+        repeat=10,
+        cost=costs.gene,
+    ),
     "hybrid": AlgorithmInfo(
-        "hybrid", "EUGkM(ε/2) then one DPLloyd iteration (ε/2), MSE switch, docs/methods.md A7",
-        private=True, repeat_default=10, repeat_doc="EUGkM synopses (× lloyd_runs each)",
-        run_cell=_hybrid_cell, count_runs=_hybrid_runs,
+        "hybrid",
+        "EUGkM(ε/2) then one DPLloyd iteration (ε/2), MSE switch, docs/methods.md A7",
+        private=True,
+        repeat_default=10,
+        repeat_doc="EUGkM synopses (× lloyd_runs each)",
+        run_cell=_hybrid_cell,
+        count_runs=_hybrid_runs,
         cost=lambda shape: costs.grid(shape, share=0.5),  # an upper bound: EUGkM at ε/2
         arithmetic=("distances",),
-        params={"lloyd_runs": Param(10, int, "DPLloyd runs per synopsis", minimum=1),
-                "force": Param(False, bool, "skip the MSE fallback test (always hybrid)"),
-                "theta": Param(10.0, float, "EUGkM θ", minimum=1e-9),
-                "rounding": Param("round", str, "EUGkM cells per axis rounding",
-                                  choices=tuple(ROUNDING)),
-                "max_iter": Param(100, int, "weighted Lloyd iteration cap", minimum=1),
-                "distances": _DISTANCES},
+        params={
+            "lloyd_runs": Param(10, int, "DPLloyd runs per synopsis", minimum=1),
+            "force": Param(False, bool, "skip the MSE fallback test (always hybrid)"),
+            "theta": Param(10.0, float, "EUGkM θ", minimum=1e-9),
+            "rounding": Param(
+                "round", str, "EUGkM cells per axis rounding", choices=tuple(ROUNDING)
+            ),
+            "max_iter": Param(100, int, "weighted Lloyd iteration cap", minimum=1),
+            "distances": _DISTANCES,
+        },
     ),
 }
-

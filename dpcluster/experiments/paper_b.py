@@ -27,8 +27,7 @@ from ..privacy import LOCAL, NOT_PRIVATE, Ledger, spent
 from . import costs
 from .protocol import AlgorithmInfo, CellContext, Param, Row, independent_runs
 
-CLUSTER_METRICS = ("ari", "nmi", "ami", "homogeneity", "completeness", "v_measure",
-                   "silhouette")
+CLUSTER_METRICS = ("ari", "nmi", "ami", "homogeneity", "completeness", "v_measure", "silhouette")
 
 
 def _codec(ctx: CellContext, rep: int, s: int, t: float) -> RecordCodec:
@@ -52,6 +51,7 @@ def _eps(ctx: CellContext, private: bool) -> float | None:
 
 # --- Figure 3: estimate vs true distance -------------------------------------------------
 
+
 def _profile_cell(ctx: CellContext) -> tuple[list[Row], dict]:
     p = ctx.params
     lo, hi = (float(v[0]) for v in ctx.dataset.domain)
@@ -62,14 +62,22 @@ def _profile_cell(ctx: CellContext) -> tuple[list[Row], dict]:
         for dist in np.arange(0.0, hi - lo + 1e-9, p["step"]):
             a = rng.uniform(lo, hi - dist, size=(p["pairs"], 1))
             est = pair_estimates(codec, codec.encode(a), codec.encode(a + dist), None)[:, 0]
-            rows.append({"init": 0, "rep": rep, "step": round(float(dist), 10),
-                         "estimate": float(est.mean()), "estimate_sd": float(est.std()),
-                         **NOT_PRIVATE, "stream": ctx.init_streams.key("bv-shared", "anchors",
-                                                                        rep)})
+            rows.append(
+                {
+                    "init": 0,
+                    "rep": rep,
+                    "step": round(float(dist), 10),
+                    "estimate": float(est.mean()),
+                    "estimate_sd": float(est.std()),
+                    **NOT_PRIVATE,
+                    "stream": ctx.init_streams.key("bv-shared", "anchors", rep),
+                }
+            )
     return rows, {"neighbouring": LOCAL, "note": "plain BV, not private", "entries": []}
 
 
 # --- Figure 5: error vs s, plain vs Algorithm 1 -----------------------------------------
+
 
 def _random_pairs(rng: np.random.Generator, n: int, count: int) -> np.ndarray:
     i = rng.integers(0, n, size=count)
@@ -91,15 +99,22 @@ def _error_cell(ctx: CellContext, private: bool) -> tuple[list[Row], dict]:
         pairs = _random_pairs(_shared(ctx, "pairs", rep), len(raw), p["pairs"])
         true = np.sqrt(((raw[pairs[:, 0]] - raw[pairs[:, 1]]) ** 2).sum(axis=1))
         err = D[pairs[:, 0], pairs[:, 1]] - true
-        rows.append({"init": 0, "rep": rep, "mae": float(np.abs(err).mean()),
-                     "rmse": float(np.sqrt((err**2).mean())),
-                     **(spent(ledger) if private else NOT_PRIVATE),
-                     "stream": ctx.streams.key("flips", rep)})
+        rows.append(
+            {
+                "init": 0,
+                "rep": rep,
+                "mae": float(np.abs(err).mean()),
+                "rmse": float(np.sqrt((err**2).mean())),
+                **(spent(ledger) if private else NOT_PRIVATE),
+                "stream": ctx.streams.key("flips", rep),
+            }
+        )
         ledger_out = ledger.to_dict()
     return rows, ledger_out
 
 
 # --- Figure 6: vertical partition -------------------------------------------------------
+
 
 def _vertical_cell(ctx: CellContext) -> tuple[list[Row], dict]:
     p = ctx.params
@@ -118,23 +133,39 @@ def _vertical_cell(ctx: CellContext) -> tuple[list[Row], dict]:
             # ε is per record: split over the releases one record takes part in (basic
             # composition): Bob's d − l attribute encodings, or the R² encodings of every
             # pair the busiest record is in
-            releases = d - l if p["method"] == "non-decomposition" else \
-                pair_multiplicity(pairs, len(raw))
+            releases = (
+                d - l if p["method"] == "non-decomposition" else pair_multiplicity(pairs, len(raw))
+            )
             eps = ctx.epsilon / releases
         bob = Custodian("bob", raw, eps, ctx.streams.child("flips", rep))
-        est = vertical_distances(raw[:, :l], bob, pairs, l, right, p["method"],
-                                 ctx.init_streams.child("bv-public-z", int(p["s"]), rep),
-                                 Receiver("alice"))
+        est = vertical_distances(
+            raw[:, :l],
+            bob,
+            pairs,
+            l,
+            right,
+            p["method"],
+            ctx.init_streams.child("bv-public-z", int(p["s"]), rep),
+            Receiver("alice"),
+        )
         true = np.sqrt(((raw[pairs[:, 0]] - raw[pairs[:, 1]]) ** 2).sum(axis=1))
         err = est - true
-        rows.append({"init": 0, "rep": rep, "mae": float(np.abs(err).mean()),
-                     "rmse": float(np.sqrt((err**2).mean())), **spent(bob.ledger),
-                     "stream": ctx.streams.key("flips", rep)})
+        rows.append(
+            {
+                "init": 0,
+                "rep": rep,
+                "mae": float(np.abs(err).mean()),
+                "rmse": float(np.sqrt((err**2).mean())),
+                **spent(bob.ledger),
+                "stream": ctx.streams.key("flips", rep),
+            }
+        )
         ledger_out = bob.ledger.to_dict()
     return rows, ledger_out
 
 
 # --- Table III, Figures 7 and 8: clustering ---------------------------------------------
+
 
 def cluster_metrics(truth: np.ndarray | None, labels: np.ndarray, X: np.ndarray) -> dict:
     """ARI, NMI, AMI, homogeneity, completeness, V-measure against ``truth``, and the
@@ -144,10 +175,14 @@ def cluster_metrics(truth: np.ndarray | None, labels: np.ndarray, X: np.ndarray)
     out = dict.fromkeys(CLUSTER_METRICS, float("nan"))
     if truth is not None:
         h, c, v = m.homogeneity_completeness_v_measure(truth, labels)
-        out.update(ari=m.adjusted_rand_score(truth, labels),
-                   nmi=m.normalized_mutual_info_score(truth, labels),
-                   ami=m.adjusted_mutual_info_score(truth, labels),
-                   homogeneity=h, completeness=c, v_measure=v)
+        out.update(
+            ari=m.adjusted_rand_score(truth, labels),
+            nmi=m.normalized_mutual_info_score(truth, labels),
+            ami=m.adjusted_mutual_info_score(truth, labels),
+            homogeneity=h,
+            completeness=c,
+            v_measure=v,
+        )
     n_labels = len(set(labels.tolist()))
     if 2 <= n_labels <= len(labels) - 1:
         out["silhouette"] = m.silhouette_score(X, labels)
@@ -188,20 +223,26 @@ def _cluster_cell(ctx: CellContext, method: str, private: bool) -> tuple[list[Ro
 
             lo, hi = ds.domain
             radius = p["radius"] * float(np.mean(hi - lo))
-            labels = DBSCAN(eps=radius, min_samples=p["min_samples"],
-                            metric="precomputed").fit_predict(D)
+            labels = DBSCAN(
+                eps=radius, min_samples=p["min_samples"], metric="precomputed"
+            ).fit_predict(D)
         elif method == "agglomerative":
             from sklearn.cluster import AgglomerativeClustering
 
-            labels = AgglomerativeClustering(n_clusters=ctx.k, metric="precomputed",
-                                             linkage="average").fit_predict(D)
+            labels = AgglomerativeClustering(
+                n_clusters=ctx.k, metric="precomputed", linkage="average"
+            ).fit_predict(D)
         else:  # pragma: no cover - guarded by the registry
             raise ValueError(method)
         labels = np.asarray(labels, dtype=np.int64)
-        row = {"init": 0, "rep": rep, **cluster_metrics(ds.classes, labels, raw),
-               "n_clusters": len(set(labels.tolist()) - {-1}),
-               **(spent(ledger) if private else NOT_PRIVATE),
-               "stream": ctx.streams.key("flips" if private else "run", rep)}
+        row = {
+            "init": 0,
+            "rep": rep,
+            **cluster_metrics(ds.classes, labels, raw),
+            "n_clusters": len(set(labels.tolist()) - {-1}),
+            **(spent(ledger) if private else NOT_PRIVATE),
+            "stream": ctx.streams.key("flips" if private else "run", rep),
+        }
         if p.get("save_labels"):
             row["labels"] = json.dumps(labels.tolist(), separators=(",", ":"))
         rows.append(row)
@@ -212,74 +253,161 @@ def _cluster_cell(ctx: CellContext, method: str, private: bool) -> tuple[list[Ro
 _S = Param(1000, int, "s, bits per value", minimum=1)
 _T_HALF = Param(0.0, float, "t, half-window; 0 = half of each attribute's range", minimum=0.0)
 _SAVE = Param(False, bool, "store each run's labels (for scatter plots)")
-_RANGE = Param("extended", str, "centres r ~ U[L−t, U+t], μ = U−L+2t (extended) or "
-               "U[L, U], μ = U−L (plain)", choices=RANGE_MODES)
+_RANGE = Param(
+    "extended",
+    str,
+    "centres r ~ U[L−t, U+t], μ = U−L+2t (extended) or U[L, U], μ = U−L (plain)",
+    choices=RANGE_MODES,
+)
 
 
-def _entry(name, summary, private, runner, params, repeat=10, doc="independent repetitions",
-           metrics=("mae", "rmse"), cost=None):
-    return independent_runs(name, summary, private, runner, params, repeat, doc, metrics,
-                            cost=cost)
+def _entry(
+    name,
+    summary,
+    private,
+    runner,
+    params,
+    repeat=10,
+    doc="independent repetitions",
+    metrics=("mae", "rmse"),
+    cost=None,
+):
+    return independent_runs(name, summary, private, runner, params, repeat, doc, metrics, cost=cost)
 
 
 def _clusterer(name: str, method: str, private: bool, summary: str, extra: dict) -> AlgorithmInfo:
-    params = {**({"s": _S, "t": _T_HALF, "range": _RANGE} if private else {}), **extra,
-              "save_labels": _SAVE}
-    return _entry(name, summary, private, lambda c: _cluster_cell(c, method, private), params,
-                  metrics=CLUSTER_METRICS, cost=costs.distance_matrix)
+    params = {
+        **({"s": _S, "t": _T_HALF, "range": _RANGE} if private else {}),
+        **extra,
+        "save_labels": _SAVE,
+    }
+    return _entry(
+        name,
+        summary,
+        private,
+        lambda c: _cluster_cell(c, method, private),
+        params,
+        metrics=CLUSTER_METRICS,
+        cost=costs.distance_matrix,
+    )
 
 
-_DBSCAN = {"radius": Param(0.05, float, "DBSCAN radius E as a fraction of the mean "
-                          "attribute range", minimum=0.0),
-           "min_samples": Param(5, int, "DBSCAN minPts", minimum=1)}
+_DBSCAN = {
+    "radius": Param(
+        0.05, float, "DBSCAN radius E as a fraction of the mean attribute range", minimum=0.0
+    ),
+    "min_samples": Param(5, int, "DBSCAN minPts", minimum=1),
+}
 _KC = {"max_iter": Param(100, int, "kCluster rounds", minimum=1)}
 
 PAPER_B: dict[str, AlgorithmInfo] = {
     "bv_profile": _entry(
-        "bv_profile", "plain BV estimate vs true distance (B Fig. 3)", False, _profile_cell,
-        {"s": _S, "t": Param(1.2, float, "t, half-window", minimum=1e-12), "range": _RANGE,
-         "step": Param(0.25, float, "true-distance grid step", minimum=1e-6),
-         "pairs": Param(200, int, "pairs per distance", minimum=1)}, repeat=1,
-        doc="public codec draws", metrics=("estimate",)),
-    **{name: _entry(
-        name, f"{kind} distance error, plain or after Algorithm 1 (B Fig. 5)", private,
-        lambda c, private=private: _error_cell(c, private),
-        {"s": _S, "t": Param(3.0, float, "t, half-window", minimum=1e-12), "range": _RANGE,
-         "method": Param("plain", str, "estimate as is, or after Algorithm 1",
-                         choices=("plain", "consistence")),
-         "kappa": Param(0.8, float, "λ = κτ (Algorithm 1)", minimum=0.0),
-         "tau": Param("max", str, "τ: max or 99th percentile of the estimates",
-                      choices=("max", "p99")),
-         "pairs": Param(10000, int, "random pairs scored", minimum=1)}, repeat=3,
-        cost=costs.distance_error)
-       for name, kind, private in (("bv_error", "BV", False), ("dpbv_error", "DPBV", True))},
+        "bv_profile",
+        "plain BV estimate vs true distance (B Fig. 3)",
+        False,
+        _profile_cell,
+        {
+            "s": _S,
+            "t": Param(1.2, float, "t, half-window", minimum=1e-12),
+            "range": _RANGE,
+            "step": Param(0.25, float, "true-distance grid step", minimum=1e-6),
+            "pairs": Param(200, int, "pairs per distance", minimum=1),
+        },
+        repeat=1,
+        doc="public codec draws",
+        metrics=("estimate",),
+    ),
+    **{
+        name: _entry(
+            name,
+            f"{kind} distance error, plain or after Algorithm 1 (B Fig. 5)",
+            private,
+            lambda c, private=private: _error_cell(c, private),
+            {
+                "s": _S,
+                "t": Param(3.0, float, "t, half-window", minimum=1e-12),
+                "range": _RANGE,
+                "method": Param(
+                    "plain",
+                    str,
+                    "estimate as is, or after Algorithm 1",
+                    choices=("plain", "consistence"),
+                ),
+                "kappa": Param(0.8, float, "λ = κτ (Algorithm 1)", minimum=0.0),
+                "tau": Param(
+                    "max", str, "τ: max or 99th percentile of the estimates", choices=("max", "p99")
+                ),
+                "pairs": Param(10000, int, "random pairs scored", minimum=1),
+            },
+            repeat=3,
+            cost=costs.distance_error,
+        )
+        for name, kind, private in (("bv_error", "BV", False), ("dpbv_error", "DPBV", True))
+    },
     "vertical_error": _entry(
-        "vertical_error", "vertical partition distance error (B Fig. 6)", True, _vertical_cell,
-        {"s": _S, "t": _T_HALF, "range": _RANGE,
-         "method": Param("non-decomposition", str, "Bob's encoding",
-                         choices=("non-decomposition", "decomposition")),
-         "budget": Param("per_encoding", str, "ε per encoded value (the paper's reading) or "
-                         "per record, split over the releases a record takes part in: Bob's "
-                         "attributes (non-decomposition) or the busiest record's pairs "
-                         "(decomposition)",
-                         choices=("per_encoding", "per_record")),
-         "pairs": Param(10000, int, "random pairs scored", minimum=1)}, repeat=3),
-    "kmeans": _clusterer("kmeans", "kmeans", False, "k-means on the original data "
-                         "(scikit-learn, n_init 10)", {}),
-    "adp": _clusterer("adp", "adp", False, "ADP: Gaussian noise then k-means (B8)",
-                      {"sigma": Param(1.0, float, "σ (a standard deviation)", minimum=0.0),
-                       "sigma_is_variance": Param(False, bool, "read σ as a variance")}),
-    "rsp": _clusterer("rsp", "rsp", False, "RSP: Gaussian random projection then k-means (B8)",
-                      {"fraction": Param(0.5, float, "q as a fraction of d", minimum=1e-9)}),
-    "kcluster": _clusterer("kcluster", "kcluster", False, "kCluster on exact distances (B5)",
-                           _KC),
-    "dp_kcluster": _clusterer("dp_kcluster", "kcluster", True, "kCluster on DPBV-estimated "
-                              "distances (B5)", _KC),
+        "vertical_error",
+        "vertical partition distance error (B Fig. 6)",
+        True,
+        _vertical_cell,
+        {
+            "s": _S,
+            "t": _T_HALF,
+            "range": _RANGE,
+            "method": Param(
+                "non-decomposition",
+                str,
+                "Bob's encoding",
+                choices=("non-decomposition", "decomposition"),
+            ),
+            "budget": Param(
+                "per_encoding",
+                str,
+                "ε per encoded value (the paper's reading) or "
+                "per record, split over the releases a record takes part in: Bob's "
+                "attributes (non-decomposition) or the busiest record's pairs "
+                "(decomposition)",
+                choices=("per_encoding", "per_record"),
+            ),
+            "pairs": Param(10000, int, "random pairs scored", minimum=1),
+        },
+        repeat=3,
+    ),
+    "kmeans": _clusterer(
+        "kmeans", "kmeans", False, "k-means on the original data (scikit-learn, n_init 10)", {}
+    ),
+    "adp": _clusterer(
+        "adp",
+        "adp",
+        False,
+        "ADP: Gaussian noise then k-means (B8)",
+        {
+            "sigma": Param(1.0, float, "σ (a standard deviation)", minimum=0.0),
+            "sigma_is_variance": Param(False, bool, "read σ as a variance"),
+        },
+    ),
+    "rsp": _clusterer(
+        "rsp",
+        "rsp",
+        False,
+        "RSP: Gaussian random projection then k-means (B8)",
+        {"fraction": Param(0.5, float, "q as a fraction of d", minimum=1e-9)},
+    ),
+    "kcluster": _clusterer("kcluster", "kcluster", False, "kCluster on exact distances (B5)", _KC),
+    "dp_kcluster": _clusterer(
+        "dp_kcluster", "kcluster", True, "kCluster on DPBV-estimated distances (B5)", _KC
+    ),
     "dbscan": _clusterer("dbscan", "dbscan", False, "DBSCAN on exact distances", _DBSCAN),
-    "dp_dbscan": _clusterer("dp_dbscan", "dbscan", True, "DBSCAN on DPBV-estimated distances "
-                            "(B6)", _DBSCAN),
-    "agglomerative": _clusterer("agglomerative", "agglomerative", False,
-                                "average-linkage clustering on exact distances", {}),
-    "dp_agglomerative": _clusterer("dp_agglomerative", "agglomerative", True,
-                                   "average-linkage clustering on DPBV distances (B6)", {}),
+    "dp_dbscan": _clusterer(
+        "dp_dbscan", "dbscan", True, "DBSCAN on DPBV-estimated distances (B6)", _DBSCAN
+    ),
+    "agglomerative": _clusterer(
+        "agglomerative", "agglomerative", False, "average-linkage clustering on exact distances", {}
+    ),
+    "dp_agglomerative": _clusterer(
+        "dp_agglomerative",
+        "agglomerative",
+        True,
+        "average-linkage clustering on DPBV distances (B6)",
+        {},
+    ),
 }

@@ -63,8 +63,9 @@ class CellContext:
     init_streams: StreamFactory
 
     def init_sets(self, method: str | None = None) -> np.ndarray:
-        return initial_sets(self.init_streams, self.n_init, self.k, self.dataset.d,
-                            method or self.init_method)
+        return initial_sets(
+            self.init_streams, self.n_init, self.k, self.dataset.d, method or self.init_method
+        )
 
 
 Row = dict[str, Any]
@@ -99,13 +100,30 @@ class AlgorithmInfo:
     arithmetic: tuple[str, ...] = ()
 
 
-def independent_runs(name: str, summary: str, private: bool, run_cell, params: dict,
-                     repeat: int = 100, doc: str = "independent runs",
-                     metrics: tuple[str, ...] = ("nicv",), cost=None) -> AlgorithmInfo:
+def independent_runs(
+    name: str,
+    summary: str,
+    private: bool,
+    run_cell,
+    params: dict,
+    repeat: int = 100,
+    doc: str = "independent runs",
+    metrics: tuple[str, ...] = ("nicv",),
+    cost=None,
+) -> AlgorithmInfo:
     """An entry whose protocol is ``repeat`` independent runs (no init sets)."""
-    return AlgorithmInfo(name, summary, private=private, repeat_default=repeat, repeat_doc=doc,
-                         run_cell=run_cell, params=params,
-                         count_runs=lambda shape: shape.repeat, metrics=metrics, cost=cost)
+    return AlgorithmInfo(
+        name,
+        summary,
+        private=private,
+        repeat_default=repeat,
+        repeat_doc=doc,
+        run_cell=run_cell,
+        params=params,
+        count_runs=lambda shape: shape.repeat,
+        metrics=metrics,
+        cost=cost,
+    )
 
 
 #: the ledger of a cell that releases something non-private

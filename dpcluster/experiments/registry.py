@@ -62,7 +62,9 @@ def lookup(name: str, source: str = "") -> AlgorithmInfo:
             raise KeyError(name)
         obj = eps[name].load()
     if not isinstance(obj, AlgorithmInfo):
-        raise TypeError(f"{name} is a {type(obj).__name__}, not an algorithm entry; decorate "
-                        "its cell runner with dpcluster.plugins.algorithm(...)")
+        raise TypeError(
+            f"{name} is a {type(obj).__name__}, not an algorithm entry; decorate "
+            "its cell runner with dpcluster.plugins.algorithm(...)"
+        )
     _PLUGINS[name] = obj
     return obj

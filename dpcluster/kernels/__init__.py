@@ -127,10 +127,30 @@ def _grid_pass(weights, m, C, r, with_sse, distances):
     Rp = -(-R // L) * L  # pad with copies of the last set, then trim
     Cp = np.concatenate([C, np.repeat(C[-1:], Rp - R, axis=0)]) if Rp > R else C
     counts, sums, out = np.empty((k, Rp)), np.empty((k, d, Rp)), np.empty(Rp)
-    grid_accumulate(w, int(m), float(r), _runs_last(Cp.astype(np.float64)), counts, sums, out,
-                    with_sse, single=distances == "float32")
+    grid_accumulate(
+        w,
+        int(m),
+        float(r),
+        _runs_last(Cp.astype(np.float64)),
+        counts,
+        sums,
+        out,
+        with_sse,
+        single=distances == "float32",
+    )
     return counts.T[:R].copy(), np.transpose(sums, (2, 0, 1))[:R].copy(), out[:R].copy()
 
 
-__all__ = ["GRID_DISTANCES", "GRID_LANES", "cell_centres", "cluster_stats", "grid_histogram", "grid_moments",
-           "grid_stats", "labels", "nicv", "sse", "sse_expanded"]
+__all__ = [
+    "GRID_DISTANCES",
+    "GRID_LANES",
+    "cell_centres",
+    "cluster_stats",
+    "grid_histogram",
+    "grid_moments",
+    "grid_stats",
+    "labels",
+    "nicv",
+    "sse",
+    "sse_expanded",
+]

@@ -142,8 +142,11 @@ def _sse_expanded_any_d(X, w, Ct, out):  # pragma: no cover - compiled
 
 @functools.cache
 def _kernels_for(d: int):
-    return _specialise(d) if d in LITERAL_DIMS else (_accumulate_any_d, _sse_any_d,
-                                                      _sse_expanded_any_d)
+    return (
+        _specialise(d)
+        if d in LITERAL_DIMS
+        else (_accumulate_any_d, _sse_any_d, _sse_expanded_any_d)
+    )
 
 
 def accumulate_batched(X, w, Ct, counts, sums) -> None:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def adp(X: np.ndarray, sigma: float, rng: np.random.Generator,
-        sigma_is_variance: bool = False) -> np.ndarray:
+def adp(
+    X: np.ndarray, sigma: float, rng: np.random.Generator, sigma_is_variance: bool = False
+) -> np.ndarray:
     """``X + N(0, σ² I)``; σ is a standard deviation unless ``sigma_is_variance``."""
     sd = np.sqrt(sigma) if sigma_is_variance else sigma
     return X + rng.normal(0.0, sd, size=X.shape)

@@ -27,8 +27,16 @@ from ..privacy import BitVectorResponse, Ledger, keep_probability, release, theo
 RANGE_MODES = ("extended", "plain")
 #: Theorem 4's claimed δ, under the name the tests and scripts know
 dpbv_delta = theorem4_delta
-__all__ = ["BVCodec", "RANGE_MODES", "RecordCodec", "dpbv_delta", "keep_probability",
-           "pack_bits", "unpack_bits", "words"]
+__all__ = [
+    "BVCodec",
+    "RANGE_MODES",
+    "RecordCodec",
+    "dpbv_delta",
+    "keep_probability",
+    "pack_bits",
+    "unpack_bits",
+    "words",
+]
 
 
 def words(s: int) -> int:
@@ -68,15 +76,23 @@ class BVCodec:
     range_mode: str = "extended"
 
     @classmethod
-    def draw(cls, s: int, t: float, lo: float, hi: float, public_rng: np.random.Generator,
-             range_mode: str = "extended") -> BVCodec:
+    def draw(
+        cls,
+        s: int,
+        t: float,
+        lo: float,
+        hi: float,
+        public_rng: np.random.Generator,
+        range_mode: str = "extended",
+    ) -> BVCodec:
         if range_mode not in RANGE_MODES:
             raise ValueError(f"unknown range mode {range_mode!r}; valid: {RANGE_MODES}")
         if not (s >= 1 and t > 0 and hi > lo):
             raise ValueError(f"need s >= 1, t > 0 and hi > lo; got s={s}, t={t}, [{lo}, {hi}]")
         a, b = (lo - t, hi + t) if range_mode == "extended" else (lo, hi)
-        return cls(int(s), float(t), float(lo), float(hi), public_rng.uniform(a, b, int(s)),
-                   range_mode)
+        return cls(
+            int(s), float(t), float(lo), float(hi), public_rng.uniform(a, b, int(s)), range_mode
+        )
 
     @property
     def mu(self) -> float:
@@ -87,9 +103,14 @@ class BVCodec:
     def n_words(self) -> int:
         return words(self.s)
 
-    def encode(self, x: np.ndarray, epsilon: float | None = None,
-               private_rng: np.random.Generator | None = None,
-               ledger: Ledger | None = None, column: int | None = None) -> np.ndarray:
+    def encode(
+        self,
+        x: np.ndarray,
+        epsilon: float | None = None,
+        private_rng: np.random.Generator | None = None,
+        ledger: Ledger | None = None,
+        column: int | None = None,
+    ) -> np.ndarray:
         """BV (``epsilon=None``) or DPBV encodings of values x (n,): packed (n, W) uint64.
 
         ``column``: x is that column of a record matrix, so the release's query (what the
@@ -103,9 +124,15 @@ class BVCodec:
             if ledger is not None:
                 ledger.record(mech, "DPBV bits of one attribute (per-bit randomised response)")
             bits ^= mech.flips(private_rng, bits.shape)
-            release(mech, "DPBV bits of one attribute", bits, batch=True,
-                    query=self.clean_bits if column is None else
-                    lambda records: self.clean_bits(np.asarray(records)[:, column]))
+            release(
+                mech,
+                "DPBV bits of one attribute",
+                bits,
+                batch=True,
+                query=self.clean_bits
+                if column is None
+                else lambda records: self.clean_bits(np.asarray(records)[:, column]),
+            )
         return pack_bits(bits)
 
     def clean_bits(self, x: np.ndarray) -> np.ndarray:
@@ -120,12 +147,10 @@ class BVCodec:
     @functools.cached_property
     def _farthest(self) -> tuple[int, float, float]:
         """(m_max, x, x') with d_H(h(x), h(x')) = m_max; see :attr:`m_max`."""
-        edges = np.concatenate([self.centres - self.t, self.centres + self.t,
-                                [self.lo, self.hi]])
+        edges = np.concatenate([self.centres - self.t, self.centres + self.t, [self.lo, self.hi]])
         edges = np.unique(np.clip(edges, self.lo, self.hi))
         points = np.concatenate([edges, (edges[:-1] + edges[1:]) / 2.0])
-        vectors, first = np.unique(pack_bits(self.clean_bits(points)), axis=0,
-                                   return_index=True)
+        vectors, first = np.unique(pack_bits(self.clean_bits(points)), axis=0, return_index=True)
         best = np.zeros(len(vectors), np.int64)
         partner = np.arange(len(vectors), dtype=np.int64)
         farthest_pairs(np.ascontiguousarray(vectors), best, partner)
@@ -157,8 +182,9 @@ class RecordCodec:
     attributes: tuple[BVCodec, ...]
 
     @classmethod
-    def draw(cls, s: int, t, lo, hi, public_rng: np.random.Generator,
-             range_mode: str = "extended") -> RecordCodec:
+    def draw(
+        cls, s: int, t, lo, hi, public_rng: np.random.Generator, range_mode: str = "extended"
+    ) -> RecordCodec:
         """t, lo, hi: scalars or (A,) arrays; each attribute gets its own centres."""
         lo = np.atleast_1d(np.asarray(lo, float))
         hi = np.atleast_1d(np.asarray(hi, float))
@@ -166,8 +192,12 @@ class RecordCodec:
         t = np.broadcast_to(np.asarray(t, float), (A,))
         lo, hi = np.broadcast_to(lo, (A,)), np.broadcast_to(hi, (A,))
         rngs = public_rng.spawn(A)
-        return cls(tuple(BVCodec.draw(s, float(t[a]), float(lo[a]), float(hi[a]), rngs[a],
-                                      range_mode) for a in range(A)))
+        return cls(
+            tuple(
+                BVCodec.draw(s, float(t[a]), float(lo[a]), float(hi[a]), rngs[a], range_mode)
+                for a in range(A)
+            )
+        )
 
     @property
     def s(self) -> int:
@@ -181,9 +211,13 @@ class RecordCodec:
     def widths(self) -> np.ndarray:
         return np.array([c.hi - c.lo for c in self.attributes])
 
-    def encode(self, X: np.ndarray, epsilon: float | None = None,
-               private_rng: np.random.Generator | None = None,
-               ledger: Ledger | None = None) -> np.ndarray:
+    def encode(
+        self,
+        X: np.ndarray,
+        epsilon: float | None = None,
+        private_rng: np.random.Generator | None = None,
+        ledger: Ledger | None = None,
+    ) -> np.ndarray:
         """Records X (n, A) -> packed (n, A, W) uint64; one private child stream per attribute."""
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != len(self.attributes):

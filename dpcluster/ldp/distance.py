@@ -22,8 +22,9 @@ def flip_params(epsilon: float | None) -> tuple[float, float]:
     return p, 1.0 - p
 
 
-def debias_hamming(dh: np.ndarray, s: int, epsilon: float | None,
-                   one_sided: bool = False) -> np.ndarray:
+def debias_hamming(
+    dh: np.ndarray, s: int, epsilon: float | None, one_sided: bool = False
+) -> np.ndarray:
     """Unbiased clean Hamming distance from noisy ones (B4).
 
     Both sides noised: ``(d'_H − 2pqs)/(p−q)²``; one side: ``(d'_H − qs)/(p−q)``.
@@ -40,8 +41,9 @@ def hamming_to_distance(dh: np.ndarray, mu: float, s: int) -> np.ndarray:
     return mu * np.asarray(dh, dtype=np.float64) / (2.0 * s)
 
 
-def pair_estimates(codec: RecordCodec, E: np.ndarray, F: np.ndarray,
-                   epsilon: float | None) -> np.ndarray:
+def pair_estimates(
+    codec: RecordCodec, E: np.ndarray, F: np.ndarray, epsilon: float | None
+) -> np.ndarray:
     """Per-attribute distance estimates (P, A) of aligned pairs of encodings E, F (P, A, W),
     debiased for DPBV, not clipped."""
     dh = np.empty(E.shape[:2], np.int64)
@@ -49,8 +51,9 @@ def pair_estimates(codec: RecordCodec, E: np.ndarray, F: np.ndarray,
     return hamming_to_distance(debias_hamming(dh, codec.s, epsilon), codec.mu[None, :], codec.s)
 
 
-def distance_matrix(codec: RecordCodec, E: np.ndarray, F: np.ndarray | None = None,
-                    epsilon: float | None = None) -> np.ndarray:
+def distance_matrix(
+    codec: RecordCodec, E: np.ndarray, F: np.ndarray | None = None, epsilon: float | None = None
+) -> np.ndarray:
     """Eq. 20 for every pair: ``sqrt(Σ_a clip(d^_E,a, 0, U_a − L_a)²)``; (n, m) float64.
 
     E (n, A, W) and F (m, A, W) packed encodings (F = None: E against itself, symmetric,
@@ -60,8 +63,17 @@ def distance_matrix(codec: RecordCodec, E: np.ndarray, F: np.ndarray | None = No
     sym = F is None
     F = E if sym else F
     out = np.empty((E.shape[0], F.shape[0]))
-    estimate_matrix(np.ascontiguousarray(E), np.ascontiguousarray(F), codec.mu.astype(float),
-                    int(codec.s), float(p), float(q), codec.widths.astype(float), sym, out)
+    estimate_matrix(
+        np.ascontiguousarray(E),
+        np.ascontiguousarray(F),
+        codec.mu.astype(float),
+        int(codec.s),
+        float(p),
+        float(q),
+        codec.widths.astype(float),
+        sym,
+        out,
+    )
     return out
 
 
@@ -111,8 +123,9 @@ def _consistence_pass(D, F, it, Dn, Fn):  # pragma: no cover - compiled
                     Fn[i, j] = it
 
 
-def consistence(D: np.ndarray, kappa: float = 0.8, tau: str = "max",
-                max_iter: int = 100) -> tuple[np.ndarray, np.ndarray]:
+def consistence(
+    D: np.ndarray, kappa: float = 0.8, tau: str = "max", max_iter: int = 100
+) -> tuple[np.ndarray, np.ndarray]:
     """Algorithm 1 on one attribute's estimated distance matrix D (n, n).
 
     τ = max off-diagonal estimate (``tau="p99"``: its 99th percentile) estimates the
@@ -155,9 +168,14 @@ def mediator_values(x: np.ndarray, spacing: float) -> np.ndarray:
     return np.concatenate(out) if out else np.empty(0)
 
 
-def consistent_distances(codec: RecordCodec, E: np.ndarray, n_real: int,
-                         epsilon: float | None = None, kappa: float = 0.8,
-                         tau: str = "max") -> tuple[np.ndarray, np.ndarray]:
+def consistent_distances(
+    codec: RecordCodec,
+    E: np.ndarray,
+    n_real: int,
+    epsilon: float | None = None,
+    kappa: float = 0.8,
+    tau: str = "max",
+) -> tuple[np.ndarray, np.ndarray]:
     """One attribute's distances after Algorithm 1, the last ``len(E) − n_real`` encodings
     being mediators: returns (D (n_real, n_real), flags) with the mediators dropped."""
     D, F = consistence(distance_matrix(codec, E, epsilon=epsilon), kappa, tau)

@@ -31,8 +31,9 @@ def _average_distances(D, labels, k, out):  # pragma: no cover - compiled
             out[p, c] = tot[c] / cnt[c] if cnt[c] > 0 else np.inf
 
 
-def kcluster(D: np.ndarray, k: int, rng: np.random.Generator, max_iter: int = 100
-             ) -> tuple[np.ndarray, int]:
+def kcluster(
+    D: np.ndarray, k: int, rng: np.random.Generator, max_iter: int = 100
+) -> tuple[np.ndarray, int]:
     """Cluster n points given only their (estimated) pairwise distances D (n, n).
 
     1. pick k distinct points at random (``rng``) as initial "centroids";

@@ -68,12 +68,17 @@ class Custodian:
         values = np.concatenate([x, med])[:, None]
         bits = codec.encode(values, self.epsilon, self.private_rng.spawn(1)[0], self.ledger)
         # the receiver learns len(med), a deterministic function of the values: no ε bounds it
-        self.ledger.record(ExactRelease("number of mediators", claim="Sun et al.: mediators "
-                                        "cost computation only"), "number of mediators")
+        self.ledger.record(
+            ExactRelease(
+                "number of mediators", claim="Sun et al.: mediators cost computation only"
+            ),
+            "number of mediators",
+        )
         return Encoded(self.name, f"attribute {column} + mediators", bits, len(med))
 
-    def encode_partial_sq_distances(self, pairs: np.ndarray, columns: slice, codec: BVCodec
-                                    ) -> tuple[Encoded, Encoded]:
+    def encode_partial_sq_distances(
+        self, pairs: np.ndarray, columns: slice, codec: BVCodec
+    ) -> tuple[Encoded, Encoded]:
         """Decomposition: R² of each pair (P, 2) over ``columns``, encoded with ``codec``,
         plus one encoding of the reference 0 per pair (both DPBV).
 
@@ -85,9 +90,11 @@ class Custodian:
         rng_v, rng_0 = self.private_rng.spawn(2)
         value = codec.encode(r2, self.epsilon, rng_v)
         if self.epsilon is not None:
-            self.ledger.record(codec.mechanism(self.epsilon), "DPBV of R² per pair (charged "
-                               "once per pair of the worst-case record)",
-                               repeats=pair_multiplicity(pairs, len(self._raw)))
+            self.ledger.record(
+                codec.mechanism(self.epsilon),
+                "DPBV of R² per pair (charged once per pair of the worst-case record)",
+                repeats=pair_multiplicity(pairs, len(self._raw)),
+            )
         # the reference 0 is data-independent: randomising it costs no privacy budget
         zero = codec.encode(np.zeros(len(pairs)), self.epsilon, rng_0, ledger=None)
         return Encoded(self.name, "R2", value), Encoded(self.name, "R2-reference", zero)
@@ -120,17 +127,25 @@ def decomposition_codec(mu: np.ndarray, s: int, public_rng: np.random.Generator)
     return BVCodec.draw(s, Z / 2.0, 0.0, Z, public_rng)
 
 
-def horizontal_distances(alice: Custodian, bob: Custodian, codec: RecordCodec,
-                         receiver: Receiver) -> np.ndarray:
+def horizontal_distances(
+    alice: Custodian, bob: Custodian, codec: RecordCodec, receiver: Receiver
+) -> np.ndarray:
     """Eq. 20 between every record of Alice and of Bob, from their encodings only."""
     ea = receiver.receive(alice.encode_records(codec))
     eb = receiver.receive(bob.encode_records(codec))
     return distance_matrix(codec, ea, eb, alice.epsilon)
 
 
-def vertical_distances(alice_raw_left: np.ndarray, bob: Custodian, pairs: np.ndarray,
-                       l: int, codec_right: RecordCodec, method: str,
-                       public_rng: np.random.Generator, receiver: Receiver) -> np.ndarray:
+def vertical_distances(
+    alice_raw_left: np.ndarray,
+    bob: Custodian,
+    pairs: np.ndarray,
+    l: int,
+    codec_right: RecordCodec,
+    method: str,
+    public_rng: np.random.Generator,
+    receiver: Receiver,
+) -> np.ndarray:
     """Estimated distances (P,) of record pairs (P, 2) when Alice holds columns < l.
 
     ``alice_raw_left`` (n, l) is Alice's own data (she may use it exactly);

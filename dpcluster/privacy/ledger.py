@@ -93,9 +93,9 @@ class Ledger:
                 delta=delta,
                 # a paper's claim is per release: it never charges the repeats
                 claimed_epsilon=float(getattr(mech, "claimed_epsilon", mech.epsilon))
-                if claim else eps,
-                claimed_delta=float(getattr(mech, "claimed_delta", mech.delta))
-                if claim else delta,
+                if claim
+                else eps,
+                claimed_delta=float(getattr(mech, "claimed_delta", mech.delta)) if claim else delta,
                 claim=claim,
                 repeats=repeats,
                 details=dict(getattr(mech, "details", {})),
@@ -139,8 +139,9 @@ class Ledger:
         if self.bounds:
             out["bounds"] = self.bounds
             if self.bounds == "data":
-                out["note"] = "ε assumes public bounds (bounds=data: scaled by the data's own "\
-                              "min and max)"
+                out["note"] = (
+                    "ε assumes public bounds (bounds=data: scaled by the data's own min and max)"
+                )
         return out
 
 

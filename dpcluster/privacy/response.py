@@ -75,8 +75,9 @@ class BitVectorResponse:
 
     def __post_init__(self) -> None:
         if not (self.epsilon_bit > 0 and math.isfinite(self.epsilon_bit)):
-            raise ValueError(f"randomised response epsilon must be positive and finite, "
-                             f"got {self.epsilon_bit}")
+            raise ValueError(
+                f"randomised response epsilon must be positive and finite, got {self.epsilon_bit}"
+            )
         if not 0 <= self.m_max <= self.s:
             raise ValueError(f"m_max={self.m_max} must be in 0..s={self.s}")
 
@@ -114,9 +115,12 @@ class BitVectorResponse:
     @property
     def details(self) -> dict:
         """Per-bit ε, m_max, and the exact δ that the claimed ε would need."""
-        return {"epsilon_bit": self.epsilon_bit, "m_max": self.m_max, "s": self.s,
-                "delta_at_claimed_epsilon": tight_delta(self.epsilon_bit, self.m_max,
-                                                        self.epsilon_bit)}
+        return {
+            "epsilon_bit": self.epsilon_bit,
+            "m_max": self.m_max,
+            "s": self.s,
+            "delta_at_claimed_epsilon": tight_delta(self.epsilon_bit, self.m_max, self.epsilon_bit),
+        }
 
     def flips(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         """Boolean flip mask: True with probability q."""

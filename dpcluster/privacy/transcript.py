@@ -38,7 +38,8 @@ class Release:
 
 
 _OBSERVER: ContextVar[Callable[[Release], None] | None] = ContextVar(
-    "dpcluster_release_observer", default=None)
+    "dpcluster_release_observer", default=None
+)
 
 
 @contextmanager
@@ -55,8 +56,9 @@ def observing() -> bool:
     return _OBSERVER.get() is not None
 
 
-def release(mechanism, purpose: str, output, query: Callable[[Any], Any],
-            batch: bool = False) -> None:
+def release(
+    mechanism, purpose: str, output, query: Callable[[Any], Any], batch: bool = False
+) -> None:
     """Announce one release to the active observer, if any."""
     observer = _OBSERVER.get()
     if observer is not None:

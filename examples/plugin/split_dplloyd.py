@@ -14,11 +14,17 @@ from dpcluster.plugins import Param, algorithm
 from dpcluster.privacy import LaplaceMechanism, Ledger, release, spent
 
 
-@algorithm(private=True, summary="DPLloyd with a chosen count/sum budget split",
-           repeat=20, params={
-               "iterations": Param(5, int, "t, iterations (ε/t each)", minimum=1),
-               "count_share": Param(0.3, float, "share of each iteration's ε for the counts",
-                                    minimum=1e-6)})
+@algorithm(
+    private=True,
+    summary="DPLloyd with a chosen count/sum budget split",
+    repeat=20,
+    params={
+        "iterations": Param(5, int, "t, iterations (ε/t each)", minimum=1),
+        "count_share": Param(
+            0.3, float, "share of each iteration's ε for the counts", minimum=1e-6
+        ),
+    },
+)
 def split_dplloyd(ctx):
     X, d = ctx.dataset.X, ctx.dataset.d
     t, share = ctx.params["iterations"], ctx.params["count_share"]
@@ -38,10 +44,18 @@ def split_dplloyd(ctx):
             release(counts_mech, "counts", noisy_c, lambda D, S=state: cluster_stats(D, S)[0])
             release(sums_mech, "sums", noisy_s, lambda D, S=state: cluster_stats(D, S)[1])
             ok = noisy_c[0] > 0
-            C = np.where(ok[:, None], np.clip(noisy_s[0] / np.where(ok, noisy_c[0], 1)[:, None],
-                                              -1, 1), C)
+            C = np.where(
+                ok[:, None], np.clip(noisy_s[0] / np.where(ok, noisy_c[0], 1)[:, None], -1, 1), C
+            )
         inertia = ((X[:, None, :] - C[None]) ** 2).sum(axis=2).min(axis=1).mean()
-        rows.append({"init": rep % len(inits), "rep": rep, "nicv": float(inertia),
-                     "iterations": t, **spent(ledger),
-                     "centroids": json.dumps(np.round(C, 6).tolist())})  # the output
+        rows.append(
+            {
+                "init": rep % len(inits),
+                "rep": rep,
+                "nicv": float(inertia),
+                "iterations": t,
+                **spent(ledger),
+                "centroids": json.dumps(np.round(C, 6).tolist()),
+            }
+        )  # the output
     return rows, ledger
