@@ -177,16 +177,26 @@ class FileSource:
         return np.ascontiguousarray(raw[:, cols], dtype=np.float64)
 
 
-def check_finite(raw: np.ndarray, where: str, first_row: int = 1) -> None:
-    """A DataError naming the first non-finite value's row and column (1-based, counting
-    data rows from ``first_row``)."""
+def check_finite(raw: np.ndarray, where: str, first_row: int = 1, names=None) -> None:
+    """A DataError naming the first non-finite value's row (1-based, counting data rows
+    from ``first_row``) and column (its name from ``names``, else its 1-based index)."""
     bad = ~np.isfinite(raw)
     if bad.any():
         r, c = np.argwhere(bad)[0]
+        column = repr(names[c]) if names is not None else str(int(c) + 1)
         raise DataError(
-            f"{where}: row {int(r) + first_row}, column {int(c) + 1}: "
+            f"{where}: row {int(r) + first_row}, column {column}: "
             f"{raw[r, c]!r} is not a finite number"
         )
+
+
+def read_checked(path: Path, sha256: str = "") -> bytes:
+    """A file's bytes, after checking them against ``sha256`` when one is given."""
+    blob = path.read_bytes()
+    digest = hashlib.sha256(blob).hexdigest()
+    if sha256 and digest != sha256.lower():
+        raise DataError(f"{path}: checksum mismatch: sha256 is {digest}, the spec expects {sha256}")
+    return blob
 
 
 def warnings_for(ds: Dataset) -> list[str]:
@@ -286,12 +296,7 @@ def load_user_file(name: str, path: str, sha256: str = "") -> np.ndarray:
             f"{p}: {name} file not found. TIGER has no public copy in datasets/; "
             f"supply one ({USER_FILES[name][2]}) and set datasets[].params.path"
         )
-    blob = p.read_bytes()
-    if sha256 and hashlib.sha256(blob).hexdigest() != sha256.lower():
-        raise DataError(
-            f"{p}: checksum mismatch: sha256 is {hashlib.sha256(blob).hexdigest()}, "
-            f"the spec expects {sha256}"
-        )
+    blob = read_checked(p, sha256)
     try:
         text = (gzip.decompress(blob) if blob[:2] == b"\x1f\x8b" else blob).decode(errors="replace")
     except (OSError, EOFError, gzip.BadGzipFile) as exc:

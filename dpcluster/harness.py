@@ -31,17 +31,9 @@ from .privacy import LOCAL
 from .rng import StreamFactory, canonical, identity_hex
 from .spec import AlgorithmSpec, DatasetSpec, Spec
 
+#: runs.csv's columns: a cell's grouping columns (results.GROUP), then each run's own
 RUN_COLUMNS = [
-    "dataset",
-    "dataset_label",
-    "standin",
-    "N",
-    "d",
-    "k",
-    "algorithm",
-    "variant",
-    "params",
-    "epsilon",
+    *results.GROUP,
     "init",
     "rep",
     "nicv",

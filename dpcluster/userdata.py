@@ -22,11 +22,11 @@ row and column. A ``.gz`` file is read transparently.
 from __future__ import annotations
 
 import functools
-import hashlib
 from pathlib import Path
 
 import numpy as np
 
+from .data import check_finite, read_checked
 from .errors import DataError
 
 #: the csv entry's parameters: name -> (default, what it is)
@@ -70,12 +70,7 @@ def read_csv(
     p = Path(path)
     if not p.is_file():
         raise DataError(f"{p}: csv dataset file not found")
-    blob = p.read_bytes()
-    if sha256 and hashlib.sha256(blob).hexdigest() != sha256.lower():
-        raise DataError(
-            f"{p}: checksum mismatch: sha256 is {hashlib.sha256(blob).hexdigest()}, "
-            f"the spec expects {sha256}"
-        )
+    read_checked(p, sha256)
     try:
         frame = pd.read_csv(
             p,
@@ -108,13 +103,7 @@ def read_csv(
                 f"{col.iloc[row]!r}); choose numeric columns with params.columns"
             )
         X[:, j] = numeric.to_numpy(dtype=np.float64)
-    bad = ~np.isfinite(X)
-    if bad.any():
-        r, c = np.argwhere(bad)[0]
-        raise DataError(
-            f"{p}: row {int(r) + 1 + header}, column {names[idx[c]]!r}: "
-            f"{X[r, c]!r} is not a finite number"
-        )
+    check_finite(X, str(p), 1 + header, [names[i] for i in idx])
     y = None
     if classes is not None:
         y = frame.iloc[:, _column_index(classes, names, p)].astype("category").cat.codes

@@ -13,6 +13,8 @@ import time
 import pytest
 import yaml
 
+from tests.cli import run_cli as _cli
+
 GOOD = {
     "name": "corpus",
     "seed": 1,
@@ -22,16 +24,6 @@ GOOD = {
     "init": {"sets": 2},
     "plot": {"kind": "none"},
 }
-
-
-def _cli(*args, cwd):
-    return subprocess.run(
-        [sys.executable, "-m", "dpcluster.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        check=False,
-    )
 
 
 def _spec(tmp_path, raw=None, text=None, name="s.yaml"):

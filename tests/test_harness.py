@@ -1,14 +1,13 @@
 """End to end: outputs, resume after a crash, and identical results for any --jobs."""
 
 import json
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
 import yaml
 
 from dpcluster import harness, results, spec
+from tests.cli import run_cli as _cli
 
 TINY = {
     "name": "tiny",
@@ -256,12 +255,6 @@ def test_heaviest_cells_start_first(tmp_path, monkeypatch):
     costs = [harness.cell_cost(c) for c in started]
     assert costs == sorted(costs, reverse=True) and costs[0] > costs[-1] > 0
     assert started[0].algorithm.name == "eugkm"  # grid Lloyd outweighs the rest here
-
-
-def _cli(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "dpcluster.cli", *args], capture_output=True, text=True, cwd=cwd
-    )
 
 
 def test_cli_bad_spec_exit_2_without_traceback(tmp_path):

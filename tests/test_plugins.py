@@ -3,8 +3,6 @@ an out-of-tree plugin, --set overrides, validate, run, report and audit, through
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,18 +12,9 @@ from dpcluster import harness
 from dpcluster.plugins import Param, algorithm
 from dpcluster.privacy import LaplaceMechanism, Ledger
 from dpcluster.spec import parse
+from tests.cli import run_cli as _cli
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "plugin"
-
-
-def _cli(*args, cwd):
-    return subprocess.run(
-        [sys.executable, "-m", "dpcluster.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        check=False,
-    )
 
 
 @pytest.fixture

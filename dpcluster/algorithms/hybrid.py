@@ -43,28 +43,12 @@ def hybrid(
     switch = hybrid_switch(N, k, d, epsilon, t=5, r=r, theta=theta)
     syn_rng, lloyd_rng = rng.spawn(2)
     info = {"ineq15": switch["ineq15"], "forced": force}
-    if not (switch["use_hybrid"] or force):
-        res = eugkm(
-            X,
-            k,
-            epsilon,
-            inits,
-            syn_rng,
-            theta=theta,
-            rounding=rounding,
-            max_iter=max_iter,
-            r=r,
-            distances=distances,
-        )
-        return [
-            DPResult(
-                res.centroids, res.ledger, res.iterations, {**res.info, **info, "fell_back": True}
-            )
-        ]
+    fall_back = not (switch["use_hybrid"] or force)
+    # the synopsis gets all of ε on fallback, half of it before the DPLloyd step otherwise
     first = eugkm(
         X,
         k,
-        epsilon / 2.0,
+        epsilon if fall_back else epsilon / 2.0,
         inits,
         syn_rng,
         theta=theta,
@@ -73,6 +57,9 @@ def hybrid(
         r=r,
         distances=distances,
     )
+    if fall_back:
+        info = {**first.info, **info, "fell_back": True}
+        return [DPResult(first.centroids, first.ledger, first.iterations, info)]
     streams = [dict(zip(("count", "sum"), g.spawn(2))) for g in lloyd_rng.spawn(lloyd_runs)]
     C, step_ledger = dplloyd_batch(
         X,

@@ -85,6 +85,20 @@ def _random_pairs(rng: np.random.Generator, n: int, count: int) -> np.ndarray:
     return np.stack([i, j], axis=1)
 
 
+def _error_row(ctx: CellContext, rep: int, raw, pairs, est, used: dict) -> Row:
+    """Eq. 24's errors of the estimated distances ``est`` (P,) of ``pairs`` (P, 2) against
+    the true distances of the records ``raw``: MAE and RMSE, with the run's ε columns."""
+    err = est - np.sqrt(((raw[pairs[:, 0]] - raw[pairs[:, 1]]) ** 2).sum(axis=1))
+    return {
+        "init": 0,
+        "rep": rep,
+        "mae": float(np.abs(err).mean()),
+        "rmse": float(np.sqrt((err**2).mean())),
+        **used,
+        "stream": ctx.streams.key("flips", rep),
+    }
+
+
 def _error_cell(ctx: CellContext, private: bool) -> tuple[list[Row], dict]:
     p = ctx.params
     raw = ctx.dataset.raw
@@ -97,18 +111,8 @@ def _error_cell(ctx: CellContext, private: bool) -> tuple[list[Row], dict]:
         if p["method"] == "consistence":
             D = consistence(D, kappa=p["kappa"], tau=p["tau"])[0]
         pairs = _random_pairs(_shared(ctx, "pairs", rep), len(raw), p["pairs"])
-        true = np.sqrt(((raw[pairs[:, 0]] - raw[pairs[:, 1]]) ** 2).sum(axis=1))
-        err = D[pairs[:, 0], pairs[:, 1]] - true
-        rows.append(
-            {
-                "init": 0,
-                "rep": rep,
-                "mae": float(np.abs(err).mean()),
-                "rmse": float(np.sqrt((err**2).mean())),
-                **(spent(ledger) if private else NOT_PRIVATE),
-                "stream": ctx.streams.key("flips", rep),
-            }
-        )
+        used = spent(ledger) if private else NOT_PRIVATE
+        rows.append(_error_row(ctx, rep, raw, pairs, D[pairs[:, 0], pairs[:, 1]], used))
         ledger_out = ledger.to_dict()
     return rows, ledger_out
 
@@ -148,18 +152,7 @@ def _vertical_cell(ctx: CellContext) -> tuple[list[Row], dict]:
             ctx.init_streams.child("bv-public-z", int(p["s"]), rep),
             Receiver("alice"),
         )
-        true = np.sqrt(((raw[pairs[:, 0]] - raw[pairs[:, 1]]) ** 2).sum(axis=1))
-        err = est - true
-        rows.append(
-            {
-                "init": 0,
-                "rep": rep,
-                "mae": float(np.abs(err).mean()),
-                "rmse": float(np.sqrt((err**2).mean())),
-                **spent(bob.ledger),
-                "stream": ctx.streams.key("flips", rep),
-            }
-        )
+        rows.append(_error_row(ctx, rep, raw, pairs, est, spent(bob.ledger)))
         ledger_out = bob.ledger.to_dict()
     return rows, ledger_out
 
