@@ -485,15 +485,8 @@ def audit(
     """
     from . import audit as audit_mod
     from .audit.run import DEFAULT_EPSILONS, select
-    from .experiments import ALGORITHMS, lookup
-
-    def known_names():
-        return ALGORITHMS
-
-    def harness_lookup(a):
-        return lookup(a.name, a.source)
-
     from .audit.targets import entry_target
+    from .experiments import ALGORITHMS, lookup
 
     names = [n.strip() for n in algorithms.split(",") if n.strip()] if algorithms else None
     eps = _float_list(epsilons) if epsilons else None
@@ -504,8 +497,8 @@ def audit(
         if names is None:
             names = []
             for a in sp.algorithms:
-                info = harness_lookup(a)
-                if ":" in a.name or a.name not in known_names():
+                info = lookup(a.name, a.source)
+                if a.name not in ALGORITHMS:  # a plugin: a generic target
                     if info.private:
                         extra.append(entry_target(a.variant, info, a.kwargs))
                 elif a.name not in names:

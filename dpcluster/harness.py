@@ -217,6 +217,12 @@ def _physical_memory() -> int:
         return 8 << 30
 
 
+@functools.lru_cache(maxsize=256)
+def _data_warnings(ds_spec: DatasetSpec) -> tuple[str, ...]:
+    """:func:`data.warnings_for` once per dataset (the check and meta.json both need it)."""
+    return tuple(data.warnings_for(data.load(ds_spec.name, **ds_spec.kwargs)))
+
+
 def check_spec(spec: Spec) -> list[str]:
     """Check a spec against its data before any work: every dataset loads, has k ≤ N, and
     the runs' rows fit in memory. Raises DataError/SpecError (one line); returns warnings
@@ -229,7 +235,7 @@ def check_spec(spec: Spec) -> list[str]:
                 f"{spec.path}: dataset {ds_spec.key}: k = {ds.k} clusters is more "
                 f"than its N = {ds.N} records"
             )
-        warnings += data.warnings_for(ds)
+        warnings += _data_warnings(ds_spec)
     cells = expand(spec)
     runs = sum(c.n_runs for c in cells)
     need, have = runs * ROW_BYTES, _physical_memory()
@@ -584,9 +590,7 @@ def _finish(plan: _Plan, jobs: int) -> RunReport:
         "failures": plan.failures,
         "argv": sys.argv,
     }
-    meta["data_warnings"] = sorted(
-        {w for ds in spec.datasets for w in data.warnings_for(data.load(ds.name, **ds.kwargs))}
-    )
+    meta["data_warnings"] = sorted({w for ds in spec.datasets for w in _data_warnings(ds)})
     history = _history(out / "meta.json")
     meta["borrowed_from"] = {
         **_previous(out / "meta.json").get("borrowed_from", {}),

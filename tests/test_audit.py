@@ -101,10 +101,11 @@ def test_dplloyd_transcript_llr_matches_a_direct_density():
 def test_dpbv_llr_takes_the_form_eps_times_2a_minus_m():
     t = TARGETS["dpbv (one attribute)"]
     x, x2 = t.pair()
-    rec = TranscriptLLR(x, x2, 500, per_trial=False)
+    xs, x2s = np.repeat(x, 500), np.repeat(x2, 500)  # a local target's input, per trial
+    rec = TranscriptLLR(xs, x2s, 500, per_trial=False)
     eps = 0.01
     with observe(rec):
-        t.run(x, eps, np.random.default_rng(0), 500)
+        t.run(xs, eps, np.random.default_rng(0), 500)
     m = t.params["m_max"]
     units = rec.llr / eps
     assert np.allclose(units, np.round(units), atol=1e-6)

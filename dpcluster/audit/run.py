@@ -76,21 +76,11 @@ class TranscriptLLR:
         self._ordinal: dict[str, int] = {}
         self._trial_seen = -1
 
-    def _answer(self, rel, data):
-        """The query on ``data``; a local target's input is one trial's values, which a
-        batched release repeats trial by trial, so the answer is repeated to match."""
-        answer = rel.query(data)
-        rows_out = np.shape(rel.output)[0] if np.ndim(rel.output) else 0
-        rows = np.shape(answer)[0] if np.ndim(answer) else 0
-        if rel.batch and rows and rows_out != rows and rows_out % rows == 0:
-            answer = np.tile(answer, (rows_out // rows,) + (1,) * (np.ndim(answer) - 1))
-        return answer
-
     def __call__(self, rel) -> None:
         mech = rel.mechanism
-        ll = np.asarray(
-            mech.log_likelihood(rel.output, self._answer(rel, self.data)), float
-        ) - np.asarray(mech.log_likelihood(rel.output, self._answer(rel, self.other)), float)
+        ll = np.asarray(mech.log_likelihood(rel.output, rel.query(self.data)), float) - np.asarray(
+            mech.log_likelihood(rel.output, rel.query(self.other)), float
+        )
         if self.per_trial and self.trial.current != self._trial_seen:
             self._ordinal, self._trial_seen = {}, self.trial.current
         ordinal = self._ordinal.get(rel.purpose, 0)
@@ -137,6 +127,8 @@ def _run_side(
     target: Target, data, other, epsilon: float, n: int, seed: int, side: str
 ) -> SideRuns:
     rng = stream(seed, "audit", target.name, repr(float(epsilon)), side)
+    if target.kind == "local":  # one trial's input, repeated trial by trial (trial-major)
+        data, other = (np.concatenate([np.asarray(x)] * n) for x in (data, other))
     rec = TranscriptLLR(data, other, n, target.per_trial)
     if target.whitebox:
         with observe(rec):
@@ -196,7 +188,8 @@ def audit_target(
     notes = [target.note] if target.note else []
     s, s2 = linear_scores(a.features, b.features)
     bb, wb = _bounds(a, b, s, s2, delta_claimed, target.whitebox)
-    bb0, wb0 = _bounds(a, b, s, s2, ledger.total_delta, target.whitebox)
+    same_delta = ledger.total_delta == delta_claimed
+    bb0, wb0 = (bb, wb) if same_delta else _bounds(a, b, s, s2, ledger.total_delta, target.whitebox)
     if a.features.shape[1] == 0:  # no output to look at
         bb = bb0 = float("nan")
         notes.append("no black-box bound: the entry returns no 'centroids'")

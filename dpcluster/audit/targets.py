@@ -45,7 +45,8 @@ class Target:
     kind      "central" or "local"
     params    the audited configuration, as shown in audit.csv
     trials    default trials per side
-    run       ``run(data, epsilon, rng, n) -> (features (n, p), ledger of one trial)``
+    run       ``run(data, epsilon, rng, n) -> (features (n, p), ledger of one trial)``;
+              a local target's ``data`` holds every trial's input, trial after trial
     pair      ``pair() -> (D, D')``: the two neighbouring inputs
     whitebox  False when a run's releases are not functions of ``data`` (GkM's shuffle):
               then only the black-box bound applies
@@ -200,9 +201,9 @@ def _dpbv_attribute():
         x, x2 = codec.worst_pair()
         return np.array([x]), np.array([x2])
 
-    def run(value, epsilon, rng, n, trial=None):
+    def run(values, epsilon, rng, n, trial=None):
         ledger = Ledger(LOCAL)
-        bits = codec.encode(np.full(n, value[0]), epsilon, rng, ledger)
+        bits = codec.encode(values, epsilon, rng, ledger)
         return unpack_bits(bits, codec.s), ledger
 
     return (
@@ -230,9 +231,9 @@ def _dpbv_record():
     def pair():
         return (np.array([[w[0] for w in worst]]), np.array([[w[1] for w in worst]]))
 
-    def run(record, epsilon, rng, n, trial=None):
+    def run(records, epsilon, rng, n, trial=None):
         ledger = Ledger(LOCAL)
-        bits = codec.encode(np.repeat(record, n, axis=0), epsilon, rng, ledger)
+        bits = codec.encode(records, epsilon, rng, ledger)
         return unpack_bits(bits, codec.s).reshape(n, -1), ledger
 
     return (
@@ -262,7 +263,7 @@ def _decomposition():
         return np.zeros(c), np.full(c, codec.hi)
 
     def run(r2, epsilon, rng, n, trial=None):
-        bits = codec.encode(np.tile(r2, n), epsilon, rng)
+        bits = codec.encode(r2, epsilon, rng)
         ledger = Ledger(LOCAL)
         ledger.record(codec.mechanism(epsilon), "DPBV of R² per pair", repeats=c)
         return unpack_bits(bits, codec.s).reshape(n, -1), ledger

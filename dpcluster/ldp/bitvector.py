@@ -59,6 +59,22 @@ def unpack_bits(packed: np.ndarray, s: int) -> np.ndarray:
     return np.unpackbits(raw, axis=-1, bitorder="little")[..., :s].astype(bool)
 
 
+@functools.lru_cache(maxsize=512)
+def _farthest_pair(t: float, lo: float, hi: float, centres: bytes) -> tuple[int, float, float]:
+    """The farthest pair of clean encodings over [lo, hi] for these centres (bytes of the
+    (s,) float64 array): (m_max, x, x'). See :attr:`BVCodec.m_max`."""
+    r = np.frombuffer(centres, dtype=np.float64)
+    edges = np.unique(np.clip(np.concatenate([r - t, r + t, [lo, hi]]), lo, hi))
+    points = np.concatenate([edges, (edges[:-1] + edges[1:]) / 2.0])
+    bits = np.abs(points[:, None] - r[None, :]) <= t
+    vectors, first = np.unique(pack_bits(bits), axis=0, return_index=True)
+    best = np.zeros(len(vectors), np.int64)
+    partner = np.arange(len(vectors), dtype=np.int64)
+    farthest_pairs(np.ascontiguousarray(vectors), best, partner)
+    i = int(np.argmax(best))
+    return int(best[i]), float(points[first[i]]), float(points[first[partner[i]]])
+
+
 @dataclass(frozen=True)
 class BVCodec:
     """The public parameters of one attribute's BV encoding.
@@ -146,16 +162,9 @@ class BVCodec:
 
     @functools.cached_property
     def _farthest(self) -> tuple[int, float, float]:
-        """(m_max, x, x') with d_H(h(x), h(x')) = m_max; see :attr:`m_max`."""
-        edges = np.concatenate([self.centres - self.t, self.centres + self.t, [self.lo, self.hi]])
-        edges = np.unique(np.clip(edges, self.lo, self.hi))
-        points = np.concatenate([edges, (edges[:-1] + edges[1:]) / 2.0])
-        vectors, first = np.unique(pack_bits(self.clean_bits(points)), axis=0, return_index=True)
-        best = np.zeros(len(vectors), np.int64)
-        partner = np.arange(len(vectors), dtype=np.int64)
-        farthest_pairs(np.ascontiguousarray(vectors), best, partner)
-        i = int(np.argmax(best))
-        return int(best[i]), float(points[first[i]]), float(points[first[partner[i]]])
+        """(m_max, x, x') with d_H(h(x), h(x')) = m_max; see :attr:`m_max`. Cells on the
+        same dataset draw the same public codec, so the search is cached by its content."""
+        return _farthest_pair(self.t, self.lo, self.hi, self.centres.tobytes())
 
     @property
     def m_max(self) -> int:
