@@ -52,7 +52,10 @@ def test_lloyd_single_set_matches_naive_steps(rng):
     C, iters = lloyd_batch(X, init[None], max_iter=3)
     np.testing.assert_allclose(C[0], naive.lloyd_steps(X, init, 3), atol=1e-12)
     assert iters[0] <= 3
-    assert np.allclose(lloyd(X, init), lloyd_batch(X, init[None])[0][0])
+    # to convergence: a fixed point of the naive step, reached within 300 naive steps
+    converged = lloyd(X, init)
+    np.testing.assert_allclose(naive.lloyd_steps(X, converged, 1), converged, atol=1e-12)
+    np.testing.assert_allclose(converged, naive.lloyd_steps(X, init, 300), atol=1e-9)
 
 
 def test_dplloyd_tracks_lloyd_at_huge_epsilon(s1):
@@ -159,11 +162,24 @@ def test_improved_uses_sphere_packing_and_its_t(s1):
     assert len(res.ledger.entries) == 2 * res.iterations
 
 
-def test_sphere_packing_separation():
-    sets = initial_sets(StreamFactory(9), 3, 8, 3, method="sphere_packing")
-    for C in sets:
-        dists = np.linalg.norm(C[:, None] - C[None], axis=2)[np.triu_indices(8, 1)]
-        assert np.all(np.abs(C) <= 1.0) and dists.min() > 0
+@pytest.mark.parametrize("k,d", [(8, 3), (5, 2), (15, 2), (3, 10)])
+def test_sphere_packing_separation(k, d):
+    """Centres ≥ 2a apart and inside [-r + a, r − a]^d, with a = r / 2^j (A0)."""
+    for seed in range(3):
+        C, a = data.sphere_packing(k, d, np.random.default_rng(seed), r=1.0)
+        dists = np.linalg.norm(C[:, None] - C[None], axis=2)[np.triu_indices(k, 1)]
+        assert C.shape == (k, d) and dists.min() >= 2 * a
+        assert np.all(np.abs(C) <= 1.0 - a)
+        assert math.log2(1.0 / a) == int(math.log2(1.0 / a))
+
+
+def test_sphere_packing_radius_by_hand():
+    """k = 1: a = r, the only candidate is the origin. k = 2, d = 1: a = r leaves only 0;
+    a = r/2 needs −1/2 and 1/2 exactly (probability 0); a = r/4 fits."""
+    C, a = data.sphere_packing(1, 3, np.random.default_rng(0))
+    assert a == 1.0 and np.all(C == 0.0)
+    C, a = data.sphere_packing(2, 1, np.random.default_rng(0))
+    assert a == 0.25 and abs(C[0, 0] - C[1, 0]) >= 0.5
 
 
 def test_synthetic_generator_is_deterministic_and_in_domain():

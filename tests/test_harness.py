@@ -323,20 +323,35 @@ def test_data_checksum_and_missing_file_errors(tmp_path):
     assert data.load("image").standin and "stand-in" in data.load("gowalla").label
 
 
-def test_progress_heartbeat_prints_between_cells_and_stops(capsys):
-    import time
+class _Ticks:
+    """A stand-in for the heartbeat's stop event: ``wait`` times out ``n`` times, then
+    reports the event set. No wall clock is involved."""
 
+    def __init__(self, n: int):
+        self.n = n
+
+    def wait(self, timeout):
+        self.n -= 1
+        return self.n < 0
+
+    def set(self):
+        self.n = -1
+
+
+def test_progress_heartbeat_prints_between_cells_and_stops(capsys):
     from dpcluster.cli import Progress
 
-    p = Progress(tick=0.05)
+    p = Progress(tick=3600.0)  # no line is due by the clock: only the heartbeat draws
+    p.stop = _Ticks(3)
     p(0, 4, 0.0)
-    time.sleep(0.3)  # no cell finishes: the heartbeat still reports elapsed time
+    p.thread.join()  # three ticks while no cell finishes, then the (stand-in) event is set
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 + 3 and all("cells 0/4" in x and "ETA  -" in x for x in lines)
     p(2, 4, 0.5)
     p(4, 4, 1.0)
     lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) >= 4 and "cells 0/4" in lines[1] and "ETA  -" in lines[1]
-    assert "cells 4/4" in lines[-1] and "work 100%" in lines[-1]
-    time.sleep(0.2)  # finished: the heartbeat has stopped
+    assert len(lines) == 1 and "cells 4/4" in lines[0] and "work 100%" in lines[0]
+    p._heartbeat()  # finished: the event is set, the heartbeat draws nothing
     assert capsys.readouterr().err == ""
 
 

@@ -44,10 +44,17 @@ def test_block_rules():
         block_size("N0.6", 100, 2)
 
 
-def test_block_lloyd_matches_naive_per_block(rng):
+@pytest.mark.parametrize(
+    "starts",
+    [[0, 30, 55, 90], [0, 2, 3, 90], [0, 1, 1, 90]],  # blocks smaller than k = 4, one empty
+    ids=["large blocks", "blocks smaller than k", "single point and empty block"],
+)
+def test_block_lloyd_matches_naive_per_block(rng, starts):
     X = rng.uniform(-1, 1, (90, 3))
-    starts = np.array([0, 30, 55, 90])
+    X[40:60] = X[40]  # duplicate points: ties between centroids that coincide
+    starts = np.array(starts)
     C0 = rng.uniform(-1, 1, (3, 4, 3))
+    C0[2, 1] = C0[2, 0]  # two identical initial centroids: a tie for every point
     C = C0.copy()
     block_lloyd(X, starts, C, 7)
     for b in range(3):
@@ -67,22 +74,28 @@ def test_alignment_matches_per_block_lexsort_with_ties(rng):
     np.testing.assert_array_equal(align(C, "lex0"), ref)
 
 
-def test_sag_matches_a_naive_pipeline():
-    """Shuffle, nearly equal blocks, 10 plain Lloyd steps per block from its picked records,
-    clamp, per-block lexicographic sort, average: rebuilt with NumPy from the same streams."""
+@pytest.mark.parametrize("block,l", [("3k", 33), (2, 150), ("N^0.6", 9)])
+@pytest.mark.parametrize("minit", ["points", "uniform"])
+def test_sag_matches_a_naive_pipeline(minit, block, l):
+    """Shuffle, nearly equal blocks, 10 plain Lloyd steps per block from its initial
+    centroids, clamp, per-block lexicographic sort, average: rebuilt with NumPy from the same
+    streams. Blocks of 2 are smaller than k = 3; the first ten records are duplicates."""
     X, _ = _blobs(per=100)
+    X[:10] = X[0]
     k, rng = 3, np.random.default_rng(3)
-    avg, l = sample_and_aggregate(X, k, "3k", rng)
+    avg, got_l = sample_and_aggregate(X, k, block, rng, minit=minit)
     shuffle_rng, init_rng = np.random.default_rng(3).spawn(2)
     Xs = X[shuffle_rng.permutation(len(X))]
     starts = np.linspace(0, len(X), l + 1).round().astype(int)
-    picks = block_initial_records(np.diff(starts), k, init_rng)
+    if minit == "points":
+        C0 = Xs[starts[:-1, None] + block_initial_records(np.diff(starts), k, init_rng)]
+    else:
+        C0 = init_rng.uniform(-1, 1, (l, k, 2))
     blocks = []
     for b in range(l):
-        B = Xs[starts[b] : starts[b + 1]]
-        C = np.clip(naive.lloyd_steps(B, B[picks[b]], 10), -1, 1)
+        C = np.clip(naive.lloyd_steps(Xs[starts[b] : starts[b + 1]], C0[b], 10), -1, 1)
         blocks.append(C[np.lexsort(C.T[::-1])])
-    assert l == len(X) // (3 * k)
+    assert got_l == l  # 300 records: ⌊300/9⌋, ⌊300/2⌋, ⌊300/round(300^0.6)⌋ = ⌊300/31⌋
     np.testing.assert_allclose(avg, np.mean(blocks, axis=0), atol=1e-12)
 
 
@@ -247,11 +260,11 @@ def test_dplloyd_mse_prediction_matches_one_noisy_iteration():
     assert 0.8 < empirical / predicted < 1.25
 
 
-@pytest.mark.parametrize("minit", ["points", "random", "uniform"])
-def test_sag_every_init_mode_stays_in_the_domain(minit):
+def test_sag_random_init_runs_smoke():
+    """minit="random" (Gaussian draws per block) has no oracle here: shape and finiteness."""
     X, _ = _blobs(per=60)
-    avg, l = sample_and_aggregate(X, 3, "3k", np.random.default_rng(9), minit=minit)
-    assert l == len(X) // 9 and avg.shape == (3, 2) and np.all(np.abs(avg) <= 1.0)
+    avg, l = sample_and_aggregate(X, 3, "3k", np.random.default_rng(9), minit="random")
+    assert l == len(X) // 9 and avg.shape == (3, 2) and np.isfinite(avg).all()
 
 
 @pytest.mark.parametrize("d", [1, 2, 6, 10])

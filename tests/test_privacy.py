@@ -55,8 +55,6 @@ def test_ledger_never_exceeds_epsilon(d, eps):
     for res in results:
         assert res.ledger.total_epsilon <= eps * (1 + ROUNDING)
         assert res.ledger.total_epsilon == pytest.approx(eps, rel=1e-9)  # nothing wasted
-        for e in res.ledger.entries:
-            assert e.scale == pytest.approx(e.sensitivity / e.epsilon)
 
 
 @pytest.mark.parametrize("d", [1, 2, 6, 10, 64])

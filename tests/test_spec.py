@@ -115,7 +115,30 @@ def test_sweeps_expand():
 
 @pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("*.yaml")), ids=lambda p: p.name)
 def test_every_shipped_config_validates(path):
-    spec.load(path)
+    """Each shipped spec parses, is named after its file, expands to cells whose algorithms
+    all resolve, and asks for metrics its algorithms report."""
+    from dpcluster.experiments import lookup
+    from dpcluster.harness import expand
+
+    sp = spec.load(path)
+    assert sp.name == path.stem
+    cells = expand(sp)
+    assert cells and all(c.n_runs >= 1 for c in cells)
+    for alg in sp.algorithms:
+        assert sp.metrics[0] in lookup(alg.name, alg.source).metrics
+
+
+FULL_SPECS = sorted(
+    p for p in (ROOT / "configs").glob("*.yaml") if (ROOT / "configs" / f"smoke-{p.name}").exists()
+)
+
+
+@pytest.mark.parametrize("path", FULL_SPECS, ids=lambda p: p.name)
+def test_smoke_twin_runs_the_same_algorithms_and_plot(path):
+    """A figure's CI twin reduces sizes only: same algorithms, metric and plot kind."""
+    full, twin = spec.load(path), spec.load(path.parent / f"smoke-{path.name}")
+    assert {a.name for a in twin.algorithms} <= {a.name for a in full.algorithms}
+    assert twin.metrics[0] == full.metrics[0] and twin.plot.kind == full.plot.kind
 
 
 def test_bad_gkm_block_rule():

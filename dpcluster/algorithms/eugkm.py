@@ -22,6 +22,9 @@ from .lloyd import grid_lloyd_batch
 
 ROUNDING = {"round": round, "floor": math.floor, "ceil": math.ceil}
 
+#: with ``private_n``, the share of ε spent on the record count N (the cells get the rest)
+N_SHARE = 0.05
+
 
 def cells_per_axis(
     N: float, epsilon: float, d: int, theta: float = 10.0, rounding: str = "round"
@@ -68,7 +71,7 @@ def eugkm(
     ledger = Ledger()
     eps_cells, n_used = epsilon, float(N)
     if private_n:
-        eps_n = 0.05 * epsilon
+        eps_n = N_SHARE * epsilon
         n_mech = ledger.record(LaplaceMechanism(eps_n, 1.0), "record count N (chooses M)")
         noisy_n = N + float(n_mech.noise(n_rng, 1)[0])
         release(n_mech, "record count N", noisy_n, lambda data: float(len(data)))
