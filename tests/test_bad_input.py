@@ -149,7 +149,12 @@ def test_verify_catches_damage_and_names_the_file(tmp_path):
 
 
 @pytest.mark.slow
-def test_sigterm_exits_143_and_keeps_finished_cells(tmp_path):
+@pytest.mark.parametrize(
+    "sig,code,word",
+    [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")],
+    ids=["SIGTERM", "SIGINT (Ctrl-C)"],
+)
+def test_signal_exits_with_its_code_and_keeps_finished_cells(tmp_path, sig, code, word):
     raw = {
         **GOOD,
         "epsilon": [0.1, 0.2, 0.5, 1.0, 2.0, 4.0],
@@ -168,9 +173,9 @@ def test_sigterm_exits_143_and_keeps_finished_cells(tmp_path):
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not list(cells.glob("*.json")):
         time.sleep(0.2)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 143 and "terminated" in err and "Traceback" not in err
+    assert proc.returncode == code and word in err and "Traceback" not in err
     assert list(cells.glob("*.json"))
     out = subprocess.run(["pgrep", "-f", "loky"], capture_output=True, text=True, check=False)
     time.sleep(2)

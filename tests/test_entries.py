@@ -1,0 +1,165 @@
+"""Every registry entry runs through the harness on a tiny input, and every plot kind draws.
+
+Each entry's rows are checked for their count (the entry's own ``count_runs``), their
+columns (every metric the entry declares, and the privacy columns) and their value ranges
+(NICV in [0, d·(2r)²], clustering scores in their ranges, errors ≥ 0).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcluster import harness, plotting, spec
+from dpcluster.experiments import ALGORITHMS
+from dpcluster.spec import AlgorithmSpec, DatasetSpec
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY_A = DatasetSpec("synthetic", (("N", 200), ("d", 2), ("k", 3)))
+BLOBS = DatasetSpec("blobs", (("N", 60), ("k", 3)))
+LINE = DatasetSpec("uniform", (("N", 30), ("d", 2), ("lo", 0), ("hi", 25)))
+
+#: entry -> (dataset, params, repeat); every entry of the registry must be here. Rows are
+#: one per run, except where ROWS says otherwise.
+TINY = {
+    "lloyd": (TINY_A, {}, 1),
+    "dplloyd": (TINY_A, {}, 2),
+    "dplloyd_improved": (TINY_A, {}, 2),
+    "eugkm": (TINY_A, {"max_iter": 5}, 2),
+    "lloyd_steps": (TINY_A, {"steps": 4}, 1),
+    "gkm": (TINY_A, {}, 3),
+    "gkm_3k": (TINY_A, {}, 3),
+    "gkm_sag": (TINY_A, {}, 3),
+    "gkm_noise": (TINY_A, {}, 3),
+    "pgkm": (TINY_A, {"pool": 10, "selected": 3, "iterations": 2}, 2),
+    "gene": (TINY_A, {"pool": 10, "selected": 3, "iterations": 3}, 2),
+    "hybrid": (TINY_A, {"lloyd_runs": 2, "force": True, "max_iter": 5}, 2),
+    "bv_profile": (
+        DatasetSpec("uniform", (("N", 2), ("d", 1), ("lo", 0), ("hi", 20))),
+        {"s": 64, "step": 2.0, "pairs": 5},
+        2,
+    ),
+    "bv_error": (LINE, {"s": 64, "pairs": 50, "method": "consistence"}, 2),
+    "dpbv_error": (LINE, {"s": 64, "pairs": 50}, 2),
+    "vertical_error": (LINE, {"s": 64, "t": 12.5, "pairs": 50}, 2),
+    "kmeans": (BLOBS, {}, 2),
+    "adp": (BLOBS, {}, 2),
+    "rsp": (BLOBS, {}, 2),
+    "kcluster": (BLOBS, {}, 2),
+    "dp_kcluster": (BLOBS, {"s": 64}, 2),
+    "dbscan": (BLOBS, {"radius": 0.2}, 2),
+    "dp_dbscan": (BLOBS, {"s": 64, "radius": 0.2}, 2),
+    "agglomerative": (BLOBS, {}, 2),
+    "dp_agglomerative": (BLOBS, {"s": 64}, 2),
+}
+
+#: entries with more than one row per run: bv_profile one per true distance 0, 2, …, 20
+#: (11) and repetition; gene one per iteration; lloyd_steps one per init set and step
+ROWS = {"bv_profile": 11 * 2, "gene": 2 * 3, "lloyd_steps": 2 * 4}
+
+#: metric -> (low, high) inclusive; NICV's bound is d·(2r)² = 8 for d = 2, r = 1
+RANGES = {
+    "nicv": (0.0, 8.0),
+    "ari": (-1.0, 1.0),
+    "nmi": (0.0, 1.0),
+    "ami": (-1.0, 1.0),
+    "homogeneity": (0.0, 1.0),
+    "completeness": (0.0, 1.0),
+    "v_measure": (0.0, 1.0),
+    "silhouette": (-1.0, 1.0),
+    "mae": (0.0, math.inf),
+    "rmse": (0.0, math.inf),
+    "estimate": (0.0, math.inf),
+}
+
+
+def _algorithm(name: str, params: dict, repeat: int) -> AlgorithmSpec:
+    """The entry with its defaults filled in, as the spec parser gives it to the harness."""
+    full = {key: p.default for key, p in ALGORITHMS[name].params.items()} | params
+    return AlgorithmSpec(name, tuple(sorted(full.items())), repeat)
+
+
+def test_every_registry_entry_has_a_tiny_case():
+    assert set(TINY) == set(ALGORITHMS)
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_entry_runs_with_declared_rows_columns_and_ranges(name):
+    ds, params, repeat = TINY[name]
+    info = ALGORITHMS[name]
+    eps = 2.0 if info.private else math.inf
+    cell = harness.Cell(ds, _algorithm(name, params, repeat), eps, 3, 2, "uniform")
+    outcome = harness.run_cell(cell)
+    assert outcome.error == ""
+    rows = outcome.rows
+    assert len(rows) == ROWS.get(name, cell.n_runs)
+    for metric in info.metrics:
+        values = rows[metric].to_numpy(float)
+        low, high = RANGES[metric]
+        finite = values[np.isfinite(values)]
+        # silhouette is undefined (NaN) when a method finds one cluster; nothing else may be
+        assert metric == "silhouette" or finite.size == values.size, metric
+        assert np.all((finite >= low - 1e-12) & (finite <= high + 1e-12)), (metric, finite)
+    claimed = rows["epsilon_claimed"].to_numpy(float)
+    provable = rows["epsilon_provable"].to_numpy(float)
+    if not info.private or name == "gkm_noise":  # gkm_noise: Figure 3's diagnostic
+        assert np.all(np.isinf(provable))
+    elif name in ("dpbv_error", "dp_kcluster", "dp_dbscan", "dp_agglomerative"):
+        # DPBV: the claim is ε per attribute (d = 2 of them), what holds is m_max·ε each
+        assert np.all(claimed == 2 * eps) and np.all(provable > claimed)
+    elif name == "vertical_error":  # Bob's one attribute, m_max·ε
+        assert np.all(claimed == eps) and np.all(provable > claimed)
+    else:
+        assert np.all(provable <= eps * (1 + 1e-12)) and np.all(claimed <= eps * (1 + 1e-12))
+    assert outcome.meta["n_runs"] == len(rows)
+
+
+# --- plot kinds ----------------------------------------------------------------------------
+
+FIGURE_SPECS = sorted(
+    p
+    for p in (ROOT / "configs").glob("*.yaml")
+    if (ROOT / "docs" / "results" / p.stem / "summary.csv").exists()
+    and spec.load(p).plot.kind not in ("scatter", "none")  # scatter: from runs.csv, below
+)
+
+
+def test_every_plot_kind_is_drawn_below():
+    kinds = {spec.load(p).plot.kind for p in FIGURE_SPECS} | {"scatter"}
+    assert kinds >= {*plotting.KINDS, "nicv_vs_epsilon", "gap_vs_param", "lines", "table"}
+
+
+@pytest.mark.parametrize("path", FIGURE_SPECS, ids=lambda p: p.stem)
+def test_figure_redrawn_from_the_committed_summary(path, tmp_path):
+    sp = spec.load(path)
+    reference = ROOT / "docs" / "results" / path.stem
+    summary = pd.read_csv(reference / "summary.csv")
+    if (reference / "timing.csv").exists():  # time_vs_epsilon reads it beside the figure
+        (tmp_path / "timing.csv").write_bytes((reference / "timing.csv").read_bytes())
+    written = plotting.render(sp, summary, tmp_path)
+    assert written
+    for out in written:
+        assert out.stat().st_size > 0
+        if out.suffix == ".png":
+            assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        if out.suffix == ".md":  # one table row per summary variant
+            body = out.read_text().splitlines()[2:]
+            assert len(body) == summary["variant"].nunique()
+
+
+def test_scatter_plot_from_saved_labels(tmp_path):
+    sp = spec.load(ROOT / "configs" / "smoke-b-fig7.yaml")
+    cell = harness.Cell(
+        BLOBS, _algorithm("dp_kcluster", {"s": 64, "save_labels": True}, 1), 2.0, 3, 1, "uniform"
+    )
+    outcome = harness.run_cell(cell)
+    labels = outcome.rows["labels"]
+    assert labels.notna().all()
+    outcome.rows.to_csv(tmp_path / "runs.csv", index=False)
+    written = plotting.render(sp, pd.DataFrame(), tmp_path)
+    assert [p.suffix for p in written] == [".png", ".pdf"]
+    assert written[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
