@@ -283,7 +283,7 @@ def _datasets(file: str, raw: Any, bounds: str = "data") -> tuple[DatasetSpec, .
                     f"{where}.params.path",
                     path,
                     f"is required for {name} (no public copy is bundled)",
-                    "see the README section on TIGER",
+                    "see docs/datasets.md, TIGER",
                 )
             if not Path(str(path)).expanduser().is_file():
                 raise SpecError(file, f"{where}.params.path", path, "file not found")

@@ -48,12 +48,20 @@ def lloyd_steps(X, C, steps):
     return C
 
 
-def consistence(D, kappa=0.8, max_iter=100):
-    """Algorithm 1 read off METHODS B4 with plain NumPy: each iteration revises every unfixed
-    (i, j) to min over k of D[i, k] + D[k, j], k with both links fixed before it."""
+def consistence(D, kappa=0.8, max_iter=100, tau="max"):
+    """Algorithm 1 read off docs/methods.md B2 with plain NumPy: each iteration revises every
+    unfixed (i, j) to min over k of D[i, k] + D[k, j], k with both links fixed before it.
+    τ is the largest off-diagonal estimate, or its 99th percentile (``tau="p99"``)."""
     D = np.array(D, dtype=float)
     n = len(D)
-    lam = kappa * D[~np.eye(n, dtype=bool)].max()
+    off = np.sort(D[~np.eye(n, dtype=bool)])
+    if tau == "max":
+        level = off[-1]
+    else:  # linear interpolation between closest ranks (NumPy's default percentile)
+        pos = 0.99 * (len(off) - 1)
+        lo = int(np.floor(pos))
+        level = off[lo] + (pos - lo) * (off[min(lo + 1, len(off) - 1)] - off[lo])
+    lam = kappa * level
     big = np.iinfo(np.int64).max
     F = np.where(D < lam, 0, big).astype(np.int64)
     np.fill_diagonal(F, 0)
@@ -67,3 +75,22 @@ def consistence(D, kappa=0.8, max_iter=100):
         D = np.where(revise, best, D)
         F = np.where(revise, it, F)
     return D, F
+
+
+def average_distances(D, labels, k):
+    """(n, k): mean of D[p, q] over the q ≠ p labelled c; inf where there is none."""
+    n = len(D)
+    out = np.full((n, k), np.inf)
+    for p in range(n):
+        for c in range(k):
+            qs = [q for q in range(n) if q != p and labels[q] == c]
+            if qs:
+                out[p, c] = sum(D[p, q] for q in qs) / len(qs)
+    return out
+
+
+def popcount_rows(E, F):
+    """Hamming distances (n, m, A) between packed encodings E (n, A, W) and F (m, A, W)."""
+    a = np.unpackbits(np.ascontiguousarray(E).view(np.uint8), axis=-1).astype(int)
+    b = np.unpackbits(np.ascontiguousarray(F).view(np.uint8), axis=-1).astype(int)
+    return (a[:, None] != b[None, :]).sum(axis=-1)

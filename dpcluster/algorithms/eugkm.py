@@ -61,7 +61,7 @@ def eugkm(
            final choice: "float32" (default; whole Figure-2 cells 13-37% faster) or
            "float64" (the exact double path). Counts, sums and SSE accumulate in double.
            The two differ only where a cell is within ~(2d+2)·2⁻²⁴ relative distance of
-           two centroids; see README "Numerics".
+           two centroids; see docs/numerics.md.
     Returns DPResult with info {m, cells, chosen_init, n_used}.
     """
     X = checks.points(X, r)

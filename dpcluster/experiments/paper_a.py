@@ -295,7 +295,7 @@ _DISTANCES = Param(
     str,
     "precision of EUGkM's cell-to-centroid distance comparisons "
     "(float32: whole cells 13-37% faster; float64: the exact double path; "
-    "README 'Numerics')",
+    "docs/numerics.md)",
     choices=GRID_DISTANCES,
 )
 

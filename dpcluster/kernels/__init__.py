@@ -96,7 +96,7 @@ def grid_stats(
 
     ``distances="float32"`` compares the squared distances in single precision (counts,
     sums and the SSE accumulate in double): 1.34x faster per pass at m = 5, d = 9, k = 10
-    (README "Numerics"; EUGkM's default), and a cell whose two
+    (docs/numerics.md; EUGkM's default), and a cell whose two
     nearest centroids are within ~(2d+2)·2⁻²⁴ relative distance of each other may go to
     the other one. Exact ties still go to the lowest index.
     """
