@@ -13,7 +13,6 @@ from dpcluster.ldp.distance import consistence, distance_matrix
 from dpcluster.ldp.kcluster import _average_distances
 from tests import naive
 
-
 # --- kCluster's average distances ------------------------------------------------------------
 
 
