@@ -6,7 +6,7 @@ SPEC   ?= configs/fig1-s1.yaml
 JOBS   ?= 2
 export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba-cache
 
-.PHONY: help setup test lint docs reference reproduce reproduce-all smoke bench audit clean
+.PHONY: help setup test test-nojit coverage mutation lint docs reference reproduce reproduce-all smoke bench audit clean
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -22,6 +22,24 @@ setup: $(VENV)/.installed  ## create .venv and install dpcluster with its test e
 test: setup  ## lint, then run the whole test suite
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q
+
+test-nojit: setup  ## the kernel oracle tests once more with the JIT off (kernels run as Python)
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m kernel -p no:cacheprovider \
+	    -W "ignore:overflow encountered in scalar multiply:RuntimeWarning"
+
+# The signal tests are left out under the tracer: a signal sent once the first cell is
+# written can reach a traced run after its last cell (make test runs them).
+coverage: setup  ## line coverage: the suite, plus the kernel tests with the JIT off (docs/testing.md)
+	rm -f .coverage .coverage.*
+	$(PY) -m pytest -q --cov --cov-report= -p no:cacheprovider -k "not signal_exits"
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m kernel --cov --cov-append --cov-report= \
+	    -p no:cacheprovider -W "ignore:overflow encountered in scalar multiply:RuntimeWarning"
+	$(PY) -m coverage combine -q 2>/dev/null || true
+	$(PY) -m coverage report --sort=cover
+
+mutation: setup  ## mutation score of the privacy-critical modules (mutmut; slow, outside CI)
+	$(PY) -m pip install --quiet -e '.[mutation]'
+	$(PY) scripts/mutation.py
 
 docs: setup  ## build the documentation site into site/ (mkdocs, strict)
 	$(PY) -m pip install --quiet 'mkdocs>=1.5'

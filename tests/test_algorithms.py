@@ -46,6 +46,7 @@ def test_lloyd_matches_sklearn(s1):
         assert kernels.nicv(s1.X, C) == pytest.approx(km.inertia_ / s1.N, rel=1e-9)
 
 
+@pytest.mark.kernel
 def test_lloyd_single_set_matches_naive_steps(rng):
     X = rng.uniform(-1, 1, (300, 3))
     init = rng.uniform(-1, 1, (4, 3))
@@ -118,6 +119,7 @@ def test_eugkm_float32_and_float64_distances_agree_on_a_well_separated_grid(s1):
     np.testing.assert_array_equal(single.centroids, double.centroids)
 
 
+@pytest.mark.kernel
 def test_distinct_cluster_stats_is_bit_identical_to_every_run(rng):
     """DPLloyd's first iteration: 3 distinct sets repeated over 12 runs, computed 3 times."""
     X = rng.uniform(-1, 1, (300, 3))

@@ -10,6 +10,9 @@ from hypothesis.extra.numpy import arrays
 from dpcluster import kernels
 from tests import naive
 
+#: every test here checks a compiled kernel; make test-nojit reruns them without the JIT
+pytestmark = pytest.mark.kernel
+
 
 def _check_stats(X, C, w=None):
     counts, sums = kernels.cluster_stats(X, C, w)
@@ -226,6 +229,7 @@ def test_grid_stats_rejects_wrong_weight_length():
         kernels.grid_stats(np.ones(26), 3, np.zeros((1, 2, 3)))
 
 
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="one Python thread without the JIT")
 def test_results_do_not_depend_on_thread_count(rng):
     X = rng.uniform(-1, 1, (2000, 4))
     C = rng.uniform(-1, 1, (100, 5, 4))

@@ -13,6 +13,9 @@ from dpcluster.ldp.distance import consistence, distance_matrix
 from dpcluster.ldp.kcluster import _average_distances
 from tests import naive
 
+#: every test here checks a compiled kernel; make test-nojit reruns them without the JIT
+pytestmark = pytest.mark.kernel
+
 # --- kCluster's average distances ------------------------------------------------------------
 
 

@@ -49,6 +49,7 @@ def test_block_rules():
     [[0, 30, 55, 90], [0, 2, 3, 90], [0, 1, 1, 90]],  # blocks smaller than k = 4, one empty
     ids=["large blocks", "blocks smaller than k", "single point and empty block"],
 )
+@pytest.mark.kernel
 def test_block_lloyd_matches_naive_per_block(rng, starts):
     X = rng.uniform(-1, 1, (90, 3))
     X[40:60] = X[40]  # duplicate points: ties between centroids that coincide
@@ -62,18 +63,21 @@ def test_block_lloyd_matches_naive_per_block(rng, starts):
         np.testing.assert_allclose(C[b], ref, atol=1e-12)
 
 
+@pytest.mark.kernel
 def test_alignment_sorts_lexicographically():
     C = np.array([[[0.5, 0.0], [-0.5, 1.0], [-0.5, -1.0]]])
     np.testing.assert_array_equal(align(C, "lex0")[0], [[-0.5, -1.0], [-0.5, 1.0], [0.5, 0.0]])
     np.testing.assert_array_equal(align(C, "gupt")[0], [[-0.5, -1.0], [0.5, 0.0], [-0.5, 1.0]])
 
 
+@pytest.mark.kernel
 def test_alignment_matches_per_block_lexsort_with_ties(rng):
     C = rng.integers(-1, 2, (200, 6, 3)).astype(float)  # many exact ties
     ref = np.stack([C[b][np.lexsort(C[b].T[::-1])] for b in range(len(C))])
     np.testing.assert_array_equal(align(C, "lex0"), ref)
 
 
+@pytest.mark.kernel
 @pytest.mark.parametrize("block,l", [("3k", 33), (2, 150), ("N^0.6", 9)])
 @pytest.mark.parametrize("minit", ["points", "uniform"])
 def test_sag_matches_a_naive_pipeline(minit, block, l):

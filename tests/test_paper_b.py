@@ -41,6 +41,7 @@ def test_theorem4_delta(eps, s, delta):
         assert p == pytest.approx(0.88080, abs=1e-5)
 
 
+@pytest.mark.kernel
 @pytest.mark.parametrize("s", [1, 63, 64, 65, 1000])
 def test_pack_roundtrip_and_popcount_oracle(rng, s):
     bits = rng.random((40, 3, s)) < 0.3
@@ -124,6 +125,7 @@ def test_debiased_dpbv_estimator_is_unbiased():
     assert est.std() == pytest.approx(sd, rel=0.25)
 
 
+@pytest.mark.kernel
 def test_distance_matrix_matches_pairwise_estimates(rng):
     rc = RecordCodec.draw(
         300, [2.0, 3.0, 4.0], np.zeros(3), np.full(3, 10.0), np.random.default_rng(0)
@@ -141,6 +143,7 @@ def test_distance_matrix_matches_pairwise_estimates(rng):
 # --- Algorithm 1 -------------------------------------------------------------------------
 
 
+@pytest.mark.kernel
 def test_consistence_on_a_hand_built_case():
     """Values 0, 1, 2, 3 with a 'saturated' estimate of 1.9 for every pair ≥ 2 apart."""
     x = np.array([0.0, 1.0, 2.0, 3.0])
@@ -151,6 +154,7 @@ def test_consistence_on_a_hand_built_case():
     assert F[0, 1] == 0 and F[0, 2] == 1 and F[0, 3] == 2  # 0-1-2 first, then 0-2 + 2-3
 
 
+@pytest.mark.kernel
 def test_consistence_matches_a_plain_numpy_reading_of_algorithm_1():
     """The tiled kernel gives exactly the reference's values and flags (n = 70 is not a
     multiple of the 16-row tile; saturated noisy estimates as in Figure 5)."""

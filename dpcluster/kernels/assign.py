@@ -24,7 +24,7 @@ RUN_CHUNK = 64
 
 
 @njit(cache=True, inline="always")
-def _expanded_tables(Ct, r0, B, D, width):  # pragma: no cover - compiled
+def _expanded_tables(Ct, r0, B, D, width):
     """The expanded-form tables of runs ``r0 .. r0+B-1`` of Ct (k, D, R), zero-padded to
     ``width`` lanes: ``cm[j, i, b] = −2 o^j_i`` (k, D, width) and ``cn[j, b] = ||o^j||²``
     (k, width), so ``||x − o^j||² = ||x||² + cn[j] + Σ_i x_i cm[j, i]``."""
@@ -41,7 +41,7 @@ def _expanded_tables(Ct, r0, B, D, width):  # pragma: no cover - compiled
 
 
 @njit(parallel=True, cache=True)
-def _accumulate(X, w, Ct, counts, sums, D):  # pragma: no cover - compiled
+def _accumulate(X, w, Ct, counts, sums, D):
     """Assign every point to its nearest centroid in every run; sum weights and points.
 
     IN  X      (N, D) float64  points (Paper A: normalised records, or EUGkM cell centres)
@@ -111,32 +111,32 @@ def _specialise(D: int):
     """
 
     @njit(cache=True)
-    def accumulate_d(X, w, Ct, counts, sums):  # pragma: no cover - compiled
+    def accumulate_d(X, w, Ct, counts, sums):
         _accumulate(X, w, Ct, counts, sums, D)
 
     @njit(cache=True)
-    def sse_d(X, w, Ct, out):  # pragma: no cover - compiled
+    def sse_d(X, w, Ct, out):
         _sse(X, w, Ct, out, D)
 
     @njit(cache=True)
-    def sse_expanded_d(X, w, Ct, out):  # pragma: no cover - compiled
+    def sse_expanded_d(X, w, Ct, out):
         _sse_expanded(X, w, Ct, out, D)
 
     return accumulate_d, sse_d, sse_expanded_d
 
 
 @njit(cache=True)
-def _accumulate_any_d(X, w, Ct, counts, sums):  # pragma: no cover - compiled
+def _accumulate_any_d(X, w, Ct, counts, sums):
     _accumulate(X, w, Ct, counts, sums, X.shape[1])
 
 
 @njit(cache=True)
-def _sse_any_d(X, w, Ct, out):  # pragma: no cover - compiled
+def _sse_any_d(X, w, Ct, out):
     _sse(X, w, Ct, out, X.shape[1])
 
 
 @njit(cache=True)
-def _sse_expanded_any_d(X, w, Ct, out):  # pragma: no cover - compiled
+def _sse_expanded_any_d(X, w, Ct, out):
     _sse_expanded(X, w, Ct, out, X.shape[1])
 
 
@@ -172,7 +172,7 @@ SSE_CHUNK = 40
 
 
 @njit(parallel=True, cache=True)
-def _sse(X, w, Ct, out, D):  # pragma: no cover - compiled
+def _sse(X, w, Ct, out, D):
     """Weighted sum of squared distances to the nearest centroid, per run.
 
     IN  X   (N, D) float64, w (N,) float64, Ct (k, D, R) float64 (as above)
@@ -218,7 +218,7 @@ def _sse(X, w, Ct, out, D):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _sse_expanded(X, w, Ct, out, D):  # pragma: no cover - compiled
+def _sse_expanded(X, w, Ct, out, D):
     """:func:`_sse` in the expanded form ``||x||² + min_j (||o^j||² − 2 x·o^j)``, each point's
     term floored at 0: one multiply-add per coordinate instead of a subtract and a
     multiply-add, 1.3-1.4x faster on PGkM's pool (``scripts/bench_algorithms.py``).
@@ -261,7 +261,7 @@ def _sse_expanded(X, w, Ct, out, D):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def assign_labels(X, C, labels):  # pragma: no cover - compiled
+def assign_labels(X, C, labels):
     """Nearest-centroid label of every point for one centroid set.
 
     IN  X (N, d) float64, C (k, d) float64;  OUT labels (N,) int64 (lowest index on ties)

@@ -18,7 +18,7 @@ _H01 = np.uint64(0x0101010101010101)
 
 
 @njit(inline="always", cache=True)
-def popcount64(x):  # pragma: no cover - compiled
+def popcount64(x):
     """Set bits of one uint64 (SWAR form; LLVM lowers it to the popcnt instruction)."""
     x = x - ((x >> np.uint64(1)) & _M1)
     x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
@@ -27,7 +27,7 @@ def popcount64(x):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def hamming_pairs(E, F, out):  # pragma: no cover - compiled
+def hamming_pairs(E, F, out):
     """Per-attribute Hamming distances of aligned pairs.
 
     IN  E, F (P, A, W) uint64   encodings of the two sides of P pairs
@@ -43,7 +43,7 @@ def hamming_pairs(E, F, out):  # pragma: no cover - compiled
 
 
 @njit(parallel=True, cache=True)
-def estimate_matrix(E, F, mu, s, p, q, hi, symmetric, out):  # pragma: no cover - compiled
+def estimate_matrix(E, F, mu, s, p, q, hi, symmetric, out):
     """Estimated Euclidean distances between every record of E and every record of F.
 
     IN  E (n, A, W), F (m, A, W) uint64 packed encodings
@@ -85,7 +85,7 @@ def estimate_matrix(E, F, mu, s, p, q, hi, symmetric, out):  # pragma: no cover 
 
 
 @njit(parallel=True, cache=True)
-def farthest_pairs(E, best, partner):  # pragma: no cover - compiled
+def farthest_pairs(E, best, partner):
     """For every row of E, the largest Hamming distance to a later row, and which row.
 
     IN  E (M, W) uint64      packed bit vectors

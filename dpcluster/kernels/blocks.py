@@ -7,7 +7,7 @@ from numba import njit, prange
 
 
 @njit(parallel=True, cache=True)
-def block_lloyd(X, starts, C, max_iter):  # pragma: no cover - compiled
+def block_lloyd(X, starts, C, max_iter):
     """Run Lloyd independently inside every block of rows, in place.
 
     IN     X        (N, d) float64, rows already permuted so block b is X[starts[b]:starts[b+1]]
@@ -57,7 +57,7 @@ def block_lloyd(X, starts, C, max_iter):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def lex_order(C, order):  # pragma: no cover - compiled
+def lex_order(C, order):
     """Per block, the order that sorts its k centroids lexicographically (coordinate 0 first,
     ties by 1, 2, …), stable: ``order[b] == np.lexsort(C[b].T[::-1])``.
 

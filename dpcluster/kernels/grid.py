@@ -9,7 +9,7 @@ from numba import njit
 
 
 @njit(cache=True)
-def grid_counts(X, m, r, out):  # pragma: no cover - compiled
+def grid_counts(X, m, r, out):
     """Count points per cell of the ``m^d`` equal-width grid on ``[-r, r]^d``.
 
     A point's cell index along axis i is ``min(floor((x_i + r) * m / (2r)), m - 1)``
@@ -48,7 +48,7 @@ def cell_centres(m: int, d: int, r: float = 1.0) -> np.ndarray:
 
 
 @njit(cache=True)
-def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, L, K, F):  # pragma: no cover
+def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, L, K, F):
     """Weighted Lloyd statistics of the ``m^d`` grid cell centres, without materialising them.
 
     Every cell c of the uniform grid on ``[-r, r]^d`` (C order, as :func:`grid_counts`) is a
@@ -200,14 +200,14 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, L, K, F):  # prag
 
 
 @njit(cache=True, inline="always")
-def _add_rows(dst, a, b, n):  # pragma: no cover - compiled
+def _add_rows(dst, a, b, n):
     """dst[t] = a[t] + b[t] for t < n (1-D views; n at runtime so the loop vectorises)."""
     for t in range(n):
         dst[t] = a[t] + b[t]
 
 
 @njit(cache=True, inline="always")
-def _masked_add(W, S, lab, j, off, wc, wx, n):  # pragma: no cover - compiled
+def _masked_add(W, S, lab, j, off, wc, wx, n):
     """For lanes b < n whose nearest centroid ``lab[b]`` is j: ``W[off+b] += wc`` and
     ``S[off+b] += wx``; other lanes keep their value exactly (a select, not ``+= 0``)."""
     for b in range(n):
@@ -217,7 +217,7 @@ def _masked_add(W, S, lab, j, off, wc, wx, n):  # pragma: no cover - compiled
 
 
 @njit(cache=True, inline="always")
-def _close_subtree(s, parent, child, x, n):  # pragma: no cover - compiled
+def _close_subtree(s, parent, child, x, n):
     """Fold a finished subtree into its parent: its weight per (centroid, lane) ``child``
     adds ``child·x`` to the coordinate sums ``s`` of the axis it fixed, joins ``parent``,
     and resets to zero. All 1-D views of length n."""
@@ -250,7 +250,7 @@ def _specialise(K: int, single: bool):
     F = np.float32 if single else np.float64
 
     @njit(cache=True)
-    def grid_accumulate_k(w, m, r, Ct, counts, sums, sse, with_sse):  # pragma: no cover
+    def grid_accumulate_k(w, m, r, Ct, counts, sums, sse, with_sse):
         _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, GRID_LANES, K, F)
 
     return grid_accumulate_k

@@ -83,7 +83,7 @@ CONSISTENCE_TILE = 16
 
 
 @njit(parallel=True, cache=True)
-def _consistence_pass(D, F, it, Dn, Fn):  # pragma: no cover - compiled
+def _consistence_pass(D, F, it, Dn, Fn):
     """One iteration of Algorithm 1: revise every unfixed (i, j) by min over admissible k.
 
     For a tile of rows i the candidates ``D[i, k] + D[k, j]`` are folded in row by row of k

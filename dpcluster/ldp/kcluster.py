@@ -12,7 +12,7 @@ from numba import njit, prange
 
 
 @njit(parallel=True, cache=True)
-def _average_distances(D, labels, k, out):  # pragma: no cover - compiled
+def _average_distances(D, labels, k, out):
     """out[p, c] = mean of D[p, q] over q in cluster c, q ≠ p (inf for an empty cluster).
 
     IN D (n, n) float64, labels (n,) int64 in 0..k-1;  OUT out (n, k) float64.

@@ -1,0 +1,86 @@
+"""Mutation score of the privacy-critical modules (``make mutation``; docs/testing.md).
+
+Runs mutmut over the files listed under ``[tool.mutmut] only_mutate`` in pyproject.toml,
+with the in-process test files listed there, then prints killed / total per module and
+every surviving mutant's name (``mutmut show NAME`` prints its diff). mutmut resumes where
+it stopped, so an interrupted run loses nothing.
+
+    python scripts/mutation.py [--jobs 2] [--survivors]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LINE = re.compile(r"^\s+(?P<name>[\w.]+?)__mutmut_\d+: (?P<status>[\w ]+)$")
+
+
+def mutmut(*args: str) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).with_name("mutmut")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(ROOT / ".numba-cache")}
+    return subprocess.run(
+        [str(exe), *args], cwd=ROOT, env=env, text=True, capture_output=True, check=False
+    )
+
+
+def module_of(name: str) -> str:
+    """``dpcluster.privacy.ledger.x_spent`` / ``…ledger.xǁLedgerǁrecord`` → the module."""
+    parts = name.split(".")
+    while parts and (parts[-1].startswith("x_") or "ǁ" in parts[-1]):
+        parts.pop()
+    return ".".join(parts)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--survivors", action="store_true", help="list every surviving mutant")
+    ap.add_argument("--no-run", action="store_true", help="summarise the last run only")
+    args = ap.parse_args()
+    if not args.no_run:
+        run = mutmut("run", "--max-children", str(args.jobs))
+        if run.returncode not in (0, 1):
+            sys.stderr.write(run.stdout[-4000:] + run.stderr[-4000:])
+            return run.returncode
+    listing = mutmut("results", "--all", "true")
+    counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    survivors = []
+    for line in listing.stdout.splitlines():
+        m = LINE.match(line)
+        if not m:
+            continue
+        module, status = module_of(m["name"]), m["status"].strip()
+        counts[module][status] += 1
+        if status == "survived":
+            survivors.append(line.strip().split(":")[0])
+    total = collections.Counter()
+    print(f"{'module':<36} {'killed':>7} {'survived':>9} {'other':>6} {'score':>7}")
+    for module in sorted(counts):
+        c = counts[module]
+        total.update(c)
+        _row(module, c)
+    _row("all", total)
+    if args.survivors:
+        print("\nsurviving mutants (mutmut show NAME):")
+        for name in survivors:
+            print("  " + name)
+    return 0
+
+
+def _row(module: str, c: collections.Counter) -> None:
+    killed, survived = c["killed"], c["survived"]
+    other = sum(c.values()) - killed - survived
+    judged = killed + survived
+    score = f"{100 * killed / judged:.1f}%" if judged else "-"
+    print(f"{module:<36} {killed:>7} {survived:>9} {other:>6} {score:>7}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
