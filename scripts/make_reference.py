@@ -36,6 +36,20 @@ def paper_specs() -> list[Path]:
     )
 
 
+def _busy_seconds(runs: set[tuple[str, str]]) -> float:
+    """Seconds during which at least one of the invocations (started, finished) ran: a
+    later run that added cells to a spec adds its own time, not the gap before it."""
+    spans = sorted((datetime.fromisoformat(a), datetime.fromisoformat(b)) for a, b in runs)
+    total, (lo, hi) = 0.0, spans[0]
+    for a, b in spans[1:]:
+        if a > hi:
+            total += (hi - lo).total_seconds()
+            lo, hi = a, b
+        else:
+            hi = max(hi, b)
+    return total + (hi - lo).total_seconds()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", default="results")
@@ -45,7 +59,7 @@ def main() -> int:
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    starts, ends, commits = [], [], set()
+    starts, ends, commits, runs = [], [], set(), set()
     for path in paper_specs():
         sp = spec.load(path)
         src = results / sp.name
@@ -63,6 +77,7 @@ def main() -> int:
         history = meta.get("history", [])
         starts += [h["started"] for h in history]
         ends += [h["finished"] for h in history]
+        runs |= {(h["started"], h["finished"]) for h in history}
         commits.add(meta.get("git_commit"))
         trimmed = {
             k: meta.get(k)
@@ -83,11 +98,7 @@ def main() -> int:
     report.write_report(out, out / "REPORT.md")
     first = min(starts) if starts else None
     last = max(ends) if ends else None
-    wall = (
-        (datetime.fromisoformat(last) - datetime.fromisoformat(first)).total_seconds()
-        if first and last
-        else None
-    )
+    wall = _busy_seconds(runs) if runs else None
     (out / "meta.json").write_text(
         json.dumps(
             {
@@ -101,6 +112,7 @@ def main() -> int:
                     "python": platform.python_version(),
                 },
                 "command": "make reproduce-all JOBS=2 && make audit && make reference",
+                "invocations": len(runs),
             },
             indent=1,
         )

@@ -24,7 +24,13 @@ LINE = re.compile(r"^\s+(?P<name>[\w.]+?)__mutmut_\d+: (?P<status>[\w ]+)$")
 
 def mutmut(*args: str) -> subprocess.CompletedProcess:
     exe = Path(sys.executable).with_name("mutmut")
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(ROOT / ".numba-cache")}
+    # mutmut forks a worker per mutant after running kernels in the parent; GNU OpenMP (the
+    # layer numba picks when it can) kills a forked child that uses it again, workqueue not
+    env = {
+        **os.environ,
+        "NUMBA_CACHE_DIR": str(ROOT / ".numba-cache"),
+        "NUMBA_THREADING_LAYER": "workqueue",
+    }
     return subprocess.run(
         [str(exe), *args], cwd=ROOT, env=env, text=True, capture_output=True, check=False
     )

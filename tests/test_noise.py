@@ -220,20 +220,23 @@ def test_hybrid_switch_flips_at_the_hand_computed_epsilon():
 # --- GkM and GkM-3K (A4): Eq. 3, Lap(k·d·2r/(l·ε)) per averaged coordinate ----------------
 
 
+@pytest.mark.parametrize("rule,factor", [("eq3", 1.0), ("gupt", 3.0)])
 @pytest.mark.parametrize("block", ["N^0.6", "3k"])
 @pytest.mark.parametrize("mutant", [None, "half", "double"])
-def test_gkm_noise_scale_is_2kd_over_l_eps(block, mutant, monkeypatch):
+def test_gkm_noise_scale_is_2kd_over_l_eps(block, mutant, rule, factor, monkeypatch):
+    """Eq. 3; the GUPT rule (ε/3 before the noise) triples the scale."""
     _patch(monkeypatch, mutant, gkm_module)
     X = _uniform(1_000, 2)
     k, eps, noise = 2, 1.0, []
     for i in range(300):
-        out = gkm(X, k, eps, np.random.default_rng(i), block=block, max_iter=2)
+        out = gkm(X, k, eps, np.random.default_rng(i), block=block, max_iter=2, noise=rule)
         sag_rng, _ = np.random.default_rng(i).spawn(2)  # gkm's own split of its generator
         centre, _ = sample_and_aggregate(X, k, block, sag_rng, "points", "lex0", 2, 1.0)
         noise.append(np.ravel(out.centroids - centre))
     # N^0.6 = 63.1 → blocks of 63, l = ⌊1000/63⌋ = 15; 3k = 6 → l = ⌊1000/6⌋ = 166
     l = {"N^0.6": 15, "3k": 166}[block]
-    assert laplace_scale_is(np.concatenate(noise), k * 2 * 2.0 / (l * eps)) == (mutant is None)
+    b = factor * k * 2 * 2.0 / (l * eps)
+    assert laplace_scale_is(np.concatenate(noise), b) == (mutant is None)
 
 
 # --- PGkM (A5): selection ∝ exp(−ε' f / (2Δf)), ε' = ε/(m'·r_it), Δf = d·(2r)² ----------------

@@ -159,11 +159,11 @@ def test_fig5_both_halves_hold_and_fail_on_constructed_tables():
     keys = [(ds, e) for ds in ("s1", "gowalla", "image") for e in (0.05, 1.0)]
     falls = {k: 1.0 if k[1] == 0.05 else 0.0 for k in keys}
     good = _fig5_table(falls, {k: 0.1 for k in keys}, {k: 0.2 for k in keys})
-    assert report._hybrid_falls_back_low_d(good)[0] is True
-    assert report._hybrid_after_switch(good)[0] is True
+    assert report.paper_a.hybrid_falls_back_low_d(good)[0] is True
+    assert report.paper_a.hybrid_after_switch(good)[0] is True
     bad = _fig5_table({k: 0.5 for k in keys}, {k: 0.3 for k in keys}, {k: 0.2 for k in keys})
-    assert report._hybrid_falls_back_low_d(bad)[0] is False
-    assert report._hybrid_after_switch(bad)[0] is False
+    assert report.paper_a.hybrid_falls_back_low_d(bad)[0] is False
+    assert report.paper_a.hybrid_after_switch(bad)[0] is False
     never = _fig5_table({k: 1.0 for k in keys}, {k: 0.3 for k in keys}, {k: 0.2 for k in keys})
-    verdict, evidence = report._hybrid_after_switch(never)
+    verdict, evidence = report.paper_a.hybrid_after_switch(never)
     assert verdict is None and "not testable on this data" in evidence

@@ -49,11 +49,24 @@ def n_blocks(N: int, b: int) -> int:
     return max(1, N // b)
 
 
+#: GkM's noise scale: Eq. 3 (docs/methods.md A4) or the public GUPT code's, three times it
+NOISE_RULES = ("eq3", "gupt")
+
+
 def noise_mechanism(
-    k: int, d: int, n_block: int, epsilon: float, r: float = 1.0
+    k: int, d: int, n_block: int, epsilon: float, r: float = 1.0, rule: str = "eq3"
 ) -> LaplaceMechanism:
-    """Eq. 3: L1 sensitivity of the averaged k·d vector is k·d·2r/l; scale k·d·2r/(l·ε)."""
-    return LaplaceMechanism(epsilon, k * d * 2.0 * r / n_block)
+    """The Laplace mechanism on the averaged k·d vector, whose L1 sensitivity is k·d·2r/l.
+
+    ``rule="eq3"``: all of ε, scale k·d·2r/(l·ε) (Eq. 3). ``rule="gupt"``: GUPT's runtime
+    (``_privatize``) divides ε by 3 before the noise (it keeps two thirds for estimating
+    output bounds privately, which public bounds make unnecessary), so the scale is
+    3·k·d·2r/(l·ε) and the release spends ε/3, which is what the ledger books.
+    """
+    if rule not in NOISE_RULES:
+        raise ValueError(f"unknown GkM noise rule {rule!r}; valid: {NOISE_RULES}")
+    share = 1.0 / 3.0 if rule == "gupt" else 1.0
+    return LaplaceMechanism(share * epsilon, k * d * 2.0 * r / n_block)
 
 
 def align(C: np.ndarray, rule: str = "lex0") -> np.ndarray:
@@ -162,8 +175,10 @@ def gkm(
     align_rule: str = "lex0",
     max_iter: int = 10,
     r: float = 1.0,
+    noise: str = "eq3",
 ) -> DPResult:
-    """GkM (block ``"N^0.6"``) or GkM-3K (block ``"3k"``): SAG plus Eq.-3 Laplace noise.
+    """GkM (block ``"N^0.6"``) or GkM-3K (block ``"3k"``): SAG plus Laplace noise at the
+    scale of ``noise`` (:func:`noise_mechanism`: Eq. 3, or GUPT's three times it).
 
     ``rng`` is split into (sample-and-aggregate, noise) streams. Returns DPResult with info
     {blocks l, block_size}.
@@ -172,7 +187,7 @@ def gkm(
     sag_rng, noise_rng = rng.spawn(2)
     centre, l = sample_and_aggregate(X, k, block, sag_rng, minit, align_rule, max_iter, r)
     ledger = Ledger()
-    out = noisy_average(centre, l, epsilon, noise_rng, ledger, r)
+    out = noisy_average(centre, l, epsilon, noise_rng, ledger, r, rule=noise)
     return DPResult(
         out, ledger, max_iter, {"blocks": l, "block_size": block_size(block, len(X), k)}
     )
@@ -186,13 +201,15 @@ def noisy_average(
     ledger: Ledger,
     r: float = 1.0,
     query=None,
+    rule: str = "eq3",
 ) -> np.ndarray:
     """Eq. 3: the averaged block centroids ``centre`` (k, d) plus ``Lap(k·d·2r/(l·ε))`` per
     coordinate, recorded in ``ledger``. ``query`` (block outputs (l, k, d) -> (k, d), default
     :func:`average_blocks`) is what the audit evaluates on neighbouring block outputs."""
     k, d = centre.shape
     mech = ledger.record(
-        noise_mechanism(k, d, n_block, epsilon, r), "averaged block centroids (k·d coordinates)"
+        noise_mechanism(k, d, n_block, epsilon, r, rule),
+        "averaged block centroids (k·d coordinates)",
     )
     out = centre + mech.noise(rng, centre.shape)
     release(
@@ -235,17 +252,20 @@ def noise_diagnostic(
     block: str | int,
     rng: np.random.Generator,
     r: float = 1.0,
+    noise: str = "eq3",
 ) -> np.ndarray:
-    """Figure 3's "Noise": the baseline's best centroids (k, d) plus Eq.-3 noise for the l
-    implied by ``block``. Not private (the centroids are not); a diagnostic of noise size."""
+    """Figure 3's "Noise": the baseline's best centroids (k, d) plus GkM's noise (``noise``
+    rule) for the l implied by ``block``. Not private (the centroids are not); a diagnostic
+    of noise size."""
     k, d = best.shape
     l = n_blocks(N, block_size(block, N, k))
-    return best + noise_mechanism(k, d, l, epsilon, r).noise(rng, best.shape)
+    return best + noise_mechanism(k, d, l, epsilon, r, noise).noise(rng, best.shape)
 
 
 __all__ = [
     "ALIGN",
     "MINIT",
+    "NOISE_RULES",
     "align",
     "average_blocks",
     "block_initial_records",

@@ -3,6 +3,8 @@ protocol (docs/methods.md A1-A7; the privacy arguments are in dpcluster/algorith
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..algorithms.dplloyd import dplloyd_batch, improved_iterations
@@ -10,6 +12,7 @@ from ..algorithms.eugkm import ROUNDING, cells_per_axis, eugkm
 from ..algorithms.gkm import (
     ALIGN,
     MINIT,
+    NOISE_RULES,
     block_size,
     gkm,
     n_blocks,
@@ -156,7 +159,17 @@ def _gkm_cell(ctx: CellContext, mode: str) -> tuple[list[Row], dict]:
         rng = ctx.streams.child("run", rep)
         used, iters = NOT_PRIVATE, p.get("max_iter", 0)
         if mode == "gkm":
-            res = gkm(X, k, ctx.epsilon, rng, p["block"], p["minit"], p["align"], p["max_iter"])
+            res = gkm(
+                X,
+                k,
+                ctx.epsilon,
+                rng,
+                p["block"],
+                p["minit"],
+                p["align"],
+                p["max_iter"],
+                noise=p["noise"],
+            )
             out, blocks, used, ledger = (
                 res.centroids,
                 res.info["blocks"],
@@ -168,7 +181,9 @@ def _gkm_cell(ctx: CellContext, mode: str) -> tuple[list[Row], dict]:
                 X, k, p["block"], rng, p["minit"], p["align"], p["max_iter"]
             )
         else:
-            out = noise_diagnostic(best, ctx.dataset.N, ctx.epsilon, p["block"], rng)
+            out = noise_diagnostic(
+                best, ctx.dataset.N, ctx.epsilon, p["block"], rng, noise=p["noise"]
+            )
             blocks = None
         row = {
             "init": 0,
@@ -328,6 +343,21 @@ _GKM_PARAMS = {
     "align": Param("lex0", str, "centroid alignment across blocks", choices=ALIGN),
     "max_iter": Param(10, int, "per-block Lloyd iterations (SciPy kmeans2 default)", minimum=1),
 }
+_NOISE = Param(
+    "eq3",
+    str,
+    "noise scale: eq3 (docs/methods.md A4, k·d·2r/(l·ε)) or gupt (the public GUPT code's "
+    "3·k·d·2r/(l·ε); the release then spends ε/3)",
+    choices=NOISE_RULES,
+)
+
+
+def _gkm_canonical(shape: CellShape) -> dict:
+    """The default noise rule stays out of a cell's identity (cells computed before the
+    rule was a parameter are the same computation)."""
+    return {k: v for k, v in shape.params.items() if not (k == "noise" and v == "eq3")}
+
+
 _GENE_PARAMS = {
     "pool": Param(200, int, "candidate pool size m", minimum=2),
     "selected": Param(10, int, "parameters selected per iteration m'", minimum=1),
@@ -407,21 +437,31 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         count_runs=lambda shape: shape.n_init,
         params={"steps": Param(30, int, "iterations traced", minimum=1)},
     ),
-    "gkm": independent_runs(
-        "gkm",
-        "GUPT sample-and-aggregate k-means, docs/methods.md A4 (GkM-3K: block: 3k)",
-        True,
-        lambda c: _gkm_cell(c, "gkm"),
-        _GKM_PARAMS,
-        cost=costs.gkm,
+    "gkm": replace(
+        independent_runs(
+            "gkm",
+            "GUPT sample-and-aggregate k-means, docs/methods.md A4 (GkM-3K: block: 3k)",
+            True,
+            lambda c: _gkm_cell(c, "gkm"),
+            {**_GKM_PARAMS, "noise": _NOISE},
+            cost=costs.gkm,
+        ),
+        canonical=_gkm_canonical,
     ),
-    "gkm_3k": independent_runs(
-        "gkm_3k",
-        "GkM with blocks of 3k records, docs/methods.md A4",
-        True,
-        lambda c: _gkm_cell(c, "gkm"),
-        {**_GKM_PARAMS, "block": Param("3k", str, _GKM_PARAMS["block"].doc)},
-        cost=costs.gkm,
+    "gkm_3k": replace(
+        independent_runs(
+            "gkm_3k",
+            "GkM with blocks of 3k records, docs/methods.md A4",
+            True,
+            lambda c: _gkm_cell(c, "gkm"),
+            {
+                **_GKM_PARAMS,
+                "block": Param("3k", str, _GKM_PARAMS["block"].doc),
+                "noise": _NOISE,
+            },
+            cost=costs.gkm,
+        ),
+        canonical=_gkm_canonical,
     ),
     "gkm_sag": independent_runs(
         "gkm_sag",
@@ -431,12 +471,15 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         _GKM_PARAMS,
         cost=costs.gkm,
     ),
-    "gkm_noise": independent_runs(
-        "gkm_noise",
-        "Noise: baseline centroids + Eq.-3 noise (Fig. 3 diagnostic, not private)",
-        True,
-        lambda c: _gkm_cell(c, "noise"),
-        {"block": _GKM_PARAMS["block"]},
+    "gkm_noise": replace(
+        independent_runs(
+            "gkm_noise",
+            "Noise: baseline centroids + GkM's noise (Fig. 3 diagnostic, not private)",
+            True,
+            lambda c: _gkm_cell(c, "noise"),
+            {"block": _GKM_PARAMS["block"], "noise": _NOISE},
+        ),
+        canonical=_gkm_canonical,
     ),
     "pgkm": independent_runs(
         "pgkm",
