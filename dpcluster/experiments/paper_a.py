@@ -40,8 +40,22 @@ from .protocol import (
 _NOT_PRIVATE_LEDGER = NOT_PRIVATE_LEDGER
 
 
+def _lloyd_inits(ctx: CellContext) -> np.ndarray:
+    """The spec's shared init sets, or (``init: points``) k distinct records per set, set i
+    from its own stream: a reference baseline, not the paper's protocol."""
+    if ctx.params.get("init", "spec") == "spec":
+        return ctx.init_sets()
+    X = ctx.dataset.X
+    return np.stack(
+        [
+            X[ctx.init_streams.child("init", "points", i).choice(len(X), ctx.k, replace=False)]
+            for i in range(ctx.n_init)
+        ]
+    )
+
+
 def _lloyd_cell(ctx: CellContext) -> tuple[list[Row], dict]:
-    inits = ctx.init_sets()
+    inits = _lloyd_inits(ctx)
     C, iters = lloyd_batch(ctx.dataset.X, inits, max_iter=ctx.params["max_iter"])
     scores = nicv(ctx.dataset.X, C)
     rows = [
@@ -51,7 +65,9 @@ def _lloyd_cell(ctx: CellContext) -> tuple[list[Row], dict]:
             "nicv": float(scores[i]),
             "iterations": int(iters[i]),
             **NOT_PRIVATE,
-            "stream": ctx.init_streams.key("init", ctx.init_method, i),
+            "stream": ctx.init_streams.key(
+                "init", "points" if ctx.params.get("init") == "points" else ctx.init_method, i
+            ),
         }
         for i in range(len(inits))
     ]
@@ -378,7 +394,17 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         params={
             "max_iter": Param(
                 300, int, "iteration cap; stops earlier when no point changes cluster", minimum=1
-            )
+            ),
+            "init": Param(
+                "spec",
+                str,
+                "initial sets: the spec's shared sets (the paper's baseline) or points: k "
+                "distinct records per set (a reference baseline that can be lower)",
+                choices=("spec", "points"),
+            ),
+        },
+        canonical=lambda shape: {
+            k: v for k, v in shape.params.items() if not (k == "init" and v == "spec")
         },
     ),
     "dplloyd": AlgorithmInfo(
