@@ -134,3 +134,24 @@ def test_grid_counts_clamp_out_of_range_points_and_one_cell(m, d):
     assert got.sum() == 400
     if m == 1:
         assert got.tolist() == [400.0]
+
+
+# --- the single-set, point-parallel statistics ------------------------------------------------
+
+
+@pytest.mark.parametrize("N,d,k", [(1, 2, 3), (20_000, 3, 7), (17_000, 12, 4), (16_385, 1, 2)])
+def test_single_set_stats_match_the_oracle(N, d, k):
+    """Blocks of 16,384 points: one point, a block and one more, d above the literal range;
+    duplicate points and two identical centroids (a tie for the lowest index)."""
+    from dpcluster.kernels import cluster_stats_single
+
+    rng = np.random.default_rng(N + d)
+    X = rng.uniform(-1, 1, (N, d))
+    X[: N // 2] = X[0]
+    C = rng.uniform(-1, 1, (k, d))
+    C[1] = C[0]
+    counts, sums = cluster_stats_single(X, C)
+    want_counts, want_sums = naive.cluster_stats(X, C)
+    np.testing.assert_array_equal(counts, want_counts)
+    np.testing.assert_allclose(sums, want_sums, rtol=1e-11, atol=1e-9)
+    assert counts[1] == 0.0  # the tie goes to centroid 0

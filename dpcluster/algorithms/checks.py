@@ -3,6 +3,8 @@ records in [-r, r]^d, so data that break that are refused before any ε is booke
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -11,11 +13,12 @@ def points(X, r: float = 1.0, what: str = "X") -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"{what} must be a non-empty (N, d) array, got shape {X.shape}")
-    bad = ~np.isfinite(X)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
+    # min and max propagate NaN and ±inf: two passes and no (N, d) temporary
+    lo, hi = float(X.min()), float(X.max())
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        i, j = np.argwhere(~np.isfinite(X))[0]
         raise ValueError(f"{what} has a non-finite value at row {i}, column {j}: {X[i, j]}")
-    top = float(np.abs(X).max())
+    top = max(-lo, hi)
     if top > r * (1 + 1e-12):
         raise ValueError(
             f"{what} must lie in [-{r:g}, {r:g}]^d (the sensitivities assume it); "

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels import cluster_stats
+from ..kernels import cluster_stats, cluster_stats_single
 from ..privacy import LaplaceMechanism, Ledger, release
 from . import checks
 
@@ -104,6 +104,13 @@ def distinct_cluster_stats(X: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np
     return counts[which], sums[which]
 
 
+def single_set_stats(X: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~dpcluster.kernels.cluster_stats_single` for C (1, k, d): threads over the
+    points, for single fits on many records. Returns counts (1, k), sums (1, k, d)."""
+    counts, sums = cluster_stats_single(X, C[0])
+    return counts[None], sums[None]
+
+
 def dplloyd_batch(
     X: np.ndarray,
     inits: np.ndarray,
@@ -114,6 +121,7 @@ def dplloyd_batch(
     rho: float = 0.225,
     min_count: float = 0.0,
     r: float = 1.0,
+    stats=None,
 ) -> tuple[np.ndarray, Ledger]:
     """Run R independent DPLloyd runs in one pass over the data per iteration.
 
@@ -125,8 +133,12 @@ def dplloyd_batch(
                    instead draws every run's noise from the same two streams in one call
                    (the audit's many trials).
     iterations     t.  split: ``"sensitivity"`` (A1) or ``"improved"`` (A2, uses ``rho``).
+    stats          ``stats(X, C (R, k, d)) -> (counts (R, k), sums (R, k, d))``; default
+                   :func:`distinct_cluster_stats` (runs in SIMD lanes). :func:`dplloyd` passes
+                   the point-parallel single-set kernel.
     Returns (centroids (R, k, d), the ledger of one run; every run spends identically).
     """
+    stats = stats or distinct_cluster_stats
     X = checks.points(X, r)
     C = np.array(checks.centroid_sets(inits, X.shape[1]), dtype=np.float64, copy=True)
     if C.ndim != 3:
@@ -153,7 +165,7 @@ def dplloyd_batch(
         )
         noise_sum = np.stack([sum_mech.noise(s["sum"], (iterations, k, d)) for s in noise_streams])
     for it in range(iterations):
-        counts, sums = distinct_cluster_stats(X, C)
+        counts, sums = stats(X, C)
         ledger.record(count_mech, "cluster counts", round=it)
         ledger.record(sum_mech, "cluster coordinate sums", round=it)
         noisy_c = counts + noise_count[:, it]
@@ -163,14 +175,14 @@ def dplloyd_batch(
             count_mech,
             "cluster counts",
             noisy_c,
-            lambda data, C=state: distinct_cluster_stats(data, C)[0],
+            lambda data, C=state: stats(data, C)[0],
             batch=True,
         )
         release(
             sum_mech,
             "cluster coordinate sums",
             noisy_s,
-            lambda data, C=state: distinct_cluster_stats(data, C)[1],
+            lambda data, C=state: stats(data, C)[1],
             batch=True,
         )
         ok = noisy_c > min_count
@@ -201,6 +213,7 @@ def dplloyd(
         iterations=iterations,
         min_count=min_count,
         r=r,
+        stats=single_set_stats,
     )
     return DPResult(C[0], ledger, iterations, {"split": "sensitivity"})
 
@@ -231,5 +244,6 @@ def dplloyd_improved(
         rho=rho,
         min_count=min_count,
         r=r,
+        stats=single_set_stats,
     )
     return DPResult(C[0], ledger, t, {"split": "improved", "c": improved_ratio(d, rho)})

@@ -10,6 +10,7 @@ import numpy as np
 
 from .assign import accumulate_batched, assign_labels, sse_batched, sse_expanded_batched
 from .grid import GRID_LANES, cell_centres, grid_accumulate, grid_counts
+from .points import accumulate_points
 
 
 def _runs_last(C: np.ndarray) -> np.ndarray:
@@ -39,6 +40,17 @@ def cluster_stats(
     accumulate_batched(X, w, _runs_last(Cb.astype(np.float64)), counts, sums)
     counts_r, sums_r = counts.T.copy(), np.transpose(sums, (2, 0, 1)).copy()
     return (counts_r[0], sums_r[0]) if single else (counts_r, sums_r)
+
+
+def cluster_stats_single(X: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`cluster_stats` of ONE centroid set C (k, d) with threads over the points
+    (:mod:`.points`): counts (k,), sums (k, d). For single fits on many records; equal to
+    :func:`cluster_stats` up to the last bits (another summation order)."""
+    X = _as_points(X)
+    C = np.ascontiguousarray(C, np.float64)
+    counts, sums = np.zeros(C.shape[0]), np.zeros(C.shape)
+    accumulate_points(X, np.ones(X.shape[0]), C, counts, sums)
+    return counts, sums
 
 
 def sse(X: np.ndarray, C: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray | float:
@@ -142,6 +154,7 @@ def _grid_pass(weights, m, C, r, with_sse, distances):
 
 
 __all__ = [
+    "cluster_stats_single",
     "GRID_DISTANCES",
     "GRID_LANES",
     "cell_centres",
