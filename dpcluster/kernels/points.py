@@ -1,9 +1,9 @@
 """Nearest-centroid statistics for ONE centroid set on many points: the single-fit kernel.
 
 The batched kernels (:mod:`.assign`) put runs in the SIMD lanes, which wastes the lanes when
-there is one run. Here threads split the *points* into fixed blocks of ``POINT_BLOCK``; each
-block transposes its points to (D, block) so the distance loop vectorises over points, keeps
-its own partial counts and sums in point order, and the partials are added in block order.
+there is one run. Here threads split the *points* into fixed blocks of ``POINT_BLOCK``; the
+distance loop vectorises over the centroids; each block keeps its own partial counts and
+sums in point order, and the partials are added in block order.
 Block boundaries depend on N only, so results do not depend on the thread count. They can
 differ from the batched kernel's in the last bits (another summation order), so the
 experiments keep the batched kernel and only single fits (``dplloyd``, ``DPKMeans``) use this.
@@ -17,50 +17,54 @@ import functools
 import numpy as np
 from numba import njit, prange
 
-#: points per block: 2^14 keeps a block's transposed copy (D × 16,384 doubles) in L2
+#: points per block (fixed, so the partial sums do not depend on the thread count)
 POINT_BLOCK = 16_384
 
 
 @njit(parallel=True, cache=True)
 def _accumulate_points(X, w, C, counts, sums, D):
     """IN X (N, D) float64, w (N,) float64 weights, C (k, D) float64 centroids;
-    OUT counts (k,) Σ w over each cluster, sums (k, D) Σ w·x. ``D`` a compile-time literal
-    for d ≤ 10 (see :func:`accumulate_points`)."""
+    OUT counts (k,) Σ w over each cluster, sums (k, D) Σ w·x (zero-initialised by the
+    caller). ``D`` a compile-time literal for d ≤ 10 (see :func:`accumulate_points`).
+
+    Per point, the k expanded-form distances ``||o^j||² − 2 x·o^j`` are built together,
+    coordinate by coordinate, in a vector over the centroids (padded to a multiple of 4
+    with +inf), then the lowest index of the smallest wins.
+    """
     N = X.shape[0]
     k = C.shape[0]
+    kp = (k + 3) // 4 * 4
     nb = (N + POINT_BLOCK - 1) // POINT_BLOCK
     pc = np.zeros((nb, k))
     ps = np.zeros((nb, k, D))
-    cm = np.empty((k, D))
-    cn = np.zeros(k)
+    cmt = np.zeros((D, kp))
+    cn = np.full(kp, np.inf)
     for j in range(k):
+        cn[j] = 0.0
         for i in range(D):
-            cm[j, i] = -2.0 * C[j, i]
+            cmt[i, j] = -2.0 * C[j, i]
             cn[j] += C[j, i] * C[j, i]
     for b in prange(nb):
         lo = b * POINT_BLOCK
-        m = min(N, lo + POINT_BLOCK) - lo
-        xt = np.empty((D, m))
-        for n in range(m):
+        hi = min(N, lo + POINT_BLOCK)
+        acc = np.empty(kp)
+        for n in range(lo, hi):
+            for j in range(kp):
+                acc[j] = cn[j]
             for i in range(D):
-                xt[i, n] = X[lo + n, i]
-        best = np.full(m, np.inf)
-        bj = np.zeros(m)  # float: the compare-and-select vectorises with one lane type
-        for j in range(k):
-            fj = float(j)
-            for n in range(m):
-                acc = cn[j]
-                for i in range(D):
-                    acc += xt[i, n] * cm[j, i]
-                better = acc < best[n]
-                best[n] = acc if better else best[n]
-                bj[n] = fj if better else bj[n]
-        for n in range(m):
-            j = int(bj[n])
-            wn = w[lo + n]
-            pc[b, j] += wn
+                x = X[n, i]
+                for j in range(kp):
+                    acc[j] += x * cmt[i, j]
+            best = acc[0]
+            bj = 0
+            for j in range(1, k):
+                if acc[j] < best:
+                    best = acc[j]
+                    bj = j
+            wn = w[n]
+            pc[b, bj] += wn
             for i in range(D):
-                ps[b, j, i] += wn * xt[i, n]
+                ps[b, bj, i] += wn * X[n, i]
     for b in range(nb):
         for j in range(k):
             counts[j] += pc[b, j]
