@@ -155,8 +155,8 @@ def accumulate_batched(X, w, Ct, counts, sums) -> None:
 
 
 def sse_batched(X, w, Ct, out) -> None:
-    """:func:`_sse` with the dimension as a literal for d = 1..10: 1.45x faster on PGkM's
-    pool (Adult-num, 200 candidates), bit-identical to the generic loop."""
+    """:func:`_sse` with the dimension as a literal for d = 1..10 (bit-identical to the
+    generic-d kernel, which serves d > 10)."""
     _kernels_for(X.shape[1])[1](X, w, Ct, out)
 
 
@@ -166,8 +166,7 @@ def sse_expanded_batched(X, w, Ct, out) -> None:
 
 
 #: runs per lane block of the SSE kernel: 40 divides both PGkM's pool (200) and DPLloyd's
-#: 3,000 runs; it measured 1.5-1.7x faster than the old generic loop on both, where 16 lost
-#: at d = 2 with 3,000 runs and 64 wasted lanes on the pool
+#: 3,000 runs, so no lane is wasted on either (docs/performance.md, docs/decisions.md)
 SSE_CHUNK = 40
 
 
