@@ -256,3 +256,36 @@ def test_cluster_stats_property(data, N, d, k):
     ref_c, ref_s = naive.cluster_stats(X, C)
     np.testing.assert_array_equal(counts, ref_c)
     np.testing.assert_allclose(sums, ref_s, atol=1e-12)
+
+
+@pytest.mark.parametrize("k", [2, 8, 9, 15])
+@pytest.mark.parametrize("d", [2, 12])
+def test_masked_and_scattered_accumulation_are_bit_identical(k, d):
+    """The masked add (k ≤ 8 by default) and the per-run scatter give the same bits, with
+    negative and fractional weights and duplicate points, whichever k picks by default."""
+    rng = np.random.default_rng(k * 100 + d)
+    X = rng.uniform(-1, 1, (150, d))
+    X[:20] = X[0]
+    w = rng.uniform(-2, 3, 150)
+    C = rng.uniform(-1, 1, (70, k, d))  # 70 runs: one full chunk of 64 and a partial one
+    a = kernels.cluster_stats(X, C, w, masked=True)
+    b = kernels.cluster_stats(X, C, w, masked=False)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    ref = naive.cluster_stats(X, C[3], w)
+    np.testing.assert_allclose(a[0][3], ref[0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(a[1][3], ref[1], rtol=1e-12, atol=1e-11)
+
+
+def test_float32_search_changes_only_near_ties(rng):
+    """float32 distance comparisons: well-separated clusters give the float64 counts, and
+    the sums still accumulate the float64 records."""
+    centres = np.array([[-0.6, -0.6], [0.0, 0.6], [0.6, -0.3]])
+    X = np.clip(np.repeat(centres, 200, axis=0) + 0.05 * rng.standard_normal((600, 2)), -1, 1)
+    C = centres[None] + 0.01
+    a = kernels.cluster_stats(X, C, distances="float32")
+    b = kernels.cluster_stats(X, C)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    with pytest.raises(ValueError):
+        kernels.cluster_stats(X, C, distances="float16")

@@ -23,13 +23,24 @@ def _as_points(X: np.ndarray) -> np.ndarray:
 
 
 def cluster_stats(
-    X: np.ndarray, C: np.ndarray, weights: np.ndarray | None = None
+    X: np.ndarray,
+    C: np.ndarray,
+    weights: np.ndarray | None = None,
+    distances: str = "float64",
+    masked: bool | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per-cluster (weighted) counts and coordinate sums for a batch of centroid sets.
 
     X (N, d); C (R, k, d) or (k, d); weights (N,) or None (all ones).
+    ``distances``: precision of the nearest-centroid comparisons, "float64" or "float32"
+    (counts and sums accumulate in double either way; the two differ only for a point
+    within float32 rounding of two centroids, docs/numerics.md). ``masked``: the
+    accumulation variant (:func:`~dpcluster.kernels.assign.accumulate_batched`; the same
+    numbers either way, default by k).
     Returns counts (R, k) and sums (R, k, d), or (k,) and (k, d) for a single set.
     """
+    if distances not in GRID_DISTANCES:
+        raise ValueError(f"distances must be one of {GRID_DISTANCES}, got {distances!r}")
     single = C.ndim == 2
     Cb = C[None] if single else C
     X = _as_points(X)
@@ -37,7 +48,9 @@ def cluster_stats(
     R, k, d = Cb.shape
     counts = np.empty((k, R))
     sums = np.empty((k, d, R))
-    accumulate_batched(X, w, _runs_last(Cb.astype(np.float64)), counts, sums)
+    accumulate_batched(
+        X, w, _runs_last(Cb.astype(np.float64)), counts, sums, distances == "float32", masked
+    )
     counts_r, sums_r = counts.T.copy(), np.transpose(sums, (2, 0, 1)).copy()
     return (counts_r[0], sums_r[0]) if single else (counts_r, sums_r)
 
