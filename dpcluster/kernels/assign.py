@@ -123,26 +123,12 @@ LITERAL_DIMS = range(1, 11)
 
 
 def _specialise(D: int):
-    """njit wrappers calling :func:`_accumulate` and :func:`_sse` with ``D`` frozen as a
+    """njit wrappers calling :func:`_sse` and :func:`_sse_expanded` with ``D`` frozen as a
     compile-time literal.
 
     Built lazily, so a run only compiles the dimensions it uses (each takes ~2-3 s cold and
     is then loaded from numba's on-disk cache).
     """
-
-    @njit(cache=True)
-    def accumulate_d(X, w, Ct, counts, sums, masked):
-        if masked:
-            _accumulate(X, w, Ct, counts, sums, D, np.float64, True)
-        else:
-            _accumulate(X, w, Ct, counts, sums, D, np.float64, False)
-
-    @njit(cache=True)
-    def accumulate_d32(X, w, Ct, counts, sums, masked):
-        if masked:
-            _accumulate(X, w, Ct, counts, sums, D, np.float32, True)
-        else:
-            _accumulate(X, w, Ct, counts, sums, D, np.float32, False)
 
     @njit(cache=True)
     def sse_d(X, w, Ct, out):
@@ -152,23 +138,7 @@ def _specialise(D: int):
     def sse_expanded_d(X, w, Ct, out):
         _sse_expanded(X, w, Ct, out, D)
 
-    return accumulate_d, sse_d, sse_expanded_d, accumulate_d32
-
-
-@njit(cache=True)
-def _accumulate_any_d(X, w, Ct, counts, sums, masked):
-    if masked:
-        _accumulate(X, w, Ct, counts, sums, X.shape[1], np.float64, True)
-    else:
-        _accumulate(X, w, Ct, counts, sums, X.shape[1], np.float64, False)
-
-
-@njit(cache=True)
-def _accumulate_any_d32(X, w, Ct, counts, sums, masked):
-    if masked:
-        _accumulate(X, w, Ct, counts, sums, X.shape[1], np.float32, True)
-    else:
-        _accumulate(X, w, Ct, counts, sums, X.shape[1], np.float32, False)
+    return sse_d, sse_expanded_d
 
 
 @njit(cache=True)
@@ -183,11 +153,26 @@ def _sse_expanded_any_d(X, w, Ct, out):
 
 @functools.cache
 def _kernels_for(d: int):
-    return (
-        _specialise(d)
-        if d in LITERAL_DIMS
-        else (_accumulate_any_d, _sse_any_d, _sse_expanded_any_d, _accumulate_any_d32)
-    )
+    return _specialise(d) if d in LITERAL_DIMS else (_sse_any_d, _sse_expanded_any_d)
+
+
+@functools.cache
+def _accumulator(D: int, F, masked: bool):
+    """An njit wrapper calling :func:`_accumulate` with the dimension ``D`` (0: the data's
+    d, not a literal), the precision ``F`` and the accumulation variant frozen."""
+    if D:
+
+        @njit(cache=True)
+        def accumulate(X, w, Ct, counts, sums):
+            _accumulate(X, w, Ct, counts, sums, D, F, masked)
+
+    else:
+
+        @njit(cache=True)
+        def accumulate(X, w, Ct, counts, sums):
+            _accumulate(X, w, Ct, counts, sums, X.shape[1], F, masked)
+
+    return accumulate
 
 
 def accumulate_batched(
@@ -196,19 +181,23 @@ def accumulate_batched(
     """:func:`_accumulate` with the dimension as a literal for d = 1..10 (see there);
     ``single`` compares distances in float32; ``masked`` (default: k ≤ ``MASKED_MAX_K``)
     picks the masked accumulation, with the same results."""
+    d = X.shape[1]
     masked = Ct.shape[0] <= MASKED_MAX_K if masked is None else bool(masked)
-    _kernels_for(X.shape[1])[3 if single else 0](X, w, Ct, counts, sums, masked)
+    kernel = _accumulator(
+        d if d in LITERAL_DIMS else 0, np.float32 if single else np.float64, masked
+    )
+    kernel(X, w, Ct, counts, sums)
 
 
 def sse_batched(X, w, Ct, out) -> None:
     """:func:`_sse` with the dimension as a literal for d = 1..10 (bit-identical to the
     generic-d kernel, which serves d > 10)."""
-    _kernels_for(X.shape[1])[1](X, w, Ct, out)
+    _kernels_for(X.shape[1])[0](X, w, Ct, out)
 
 
 def sse_expanded_batched(X, w, Ct, out) -> None:
     """:func:`_sse_expanded` with the dimension as a literal for d = 1..10 (see there)."""
-    _kernels_for(X.shape[1])[2](X, w, Ct, out)
+    _kernels_for(X.shape[1])[1](X, w, Ct, out)
 
 
 #: runs per lane block of the SSE kernel: 40 divides both PGkM's pool (200) and DPLloyd's
