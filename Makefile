@@ -6,7 +6,7 @@ SPEC   ?= configs/fig1-s1.yaml
 JOBS   ?= 2
 export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba-cache
 
-.PHONY: help setup test test-nojit coverage mutation lint docs reference reproduce reproduce-all smoke bench audit clean
+.PHONY: help setup test test-slow test-nojit coverage mutation lint docs reference reproduce reproduce-all smoke bench audit clean
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -19,16 +19,20 @@ $(VENV)/.installed: pyproject.toml
 
 setup: $(VENV)/.installed  ## create .venv and install dpcluster with its test extras
 
-test: setup  ## lint, then run the whole test suite
+test: setup  ## lint, then the test suite (all but the tests marked slow: make test-slow)
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q
+	$(PY) -m ruff format --check .
+	$(PY) -m pytest -q -m "not slow"
+
+test-slow: setup  ## the slow tests: kill -9 resume, signals, Dask processes, the audit's planted bugs
+	$(PY) -m pytest -q -m slow
 
 test-nojit: setup  ## the kernel oracle tests once more with the JIT off (kernels run as Python)
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m kernel -p no:cacheprovider \
 	    -W "ignore:overflow encountered in scalar multiply:RuntimeWarning"
 
 # The signal tests are left out under the tracer: a signal sent once the first cell is
-# written can reach a traced run after its last cell (make test runs them).
+# written can reach a traced run after its last cell (make test-slow runs them).
 coverage: setup  ## line coverage: the suite, plus the kernel tests with the JIT off (docs/testing.md)
 	rm -f .coverage .coverage.*
 	$(PY) -m pytest -q --cov --cov-report= -p no:cacheprovider -k "not signal_exits"

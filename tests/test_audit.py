@@ -130,6 +130,7 @@ def test_likelihood_ratio_has_mean_one_under_the_neighbour():
 # --- the audit on the real mechanisms -----------------------------------------------------
 
 
+@pytest.mark.slow
 def test_audit_is_consistent_on_dplloyd_and_eugkm_with_useful_bounds():
     for name in ("dplloyd", "eugkm"):
         row = audit_target(TARGETS[name], 1.0)
@@ -149,6 +150,7 @@ def test_audit_finds_theorem4_violated_but_the_provable_bound_holds():
 # --- planted bugs (kept here, never in the registry) --------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "module,target",
     [
@@ -165,6 +167,7 @@ def test_halved_laplace_scale_is_caught(monkeypatch, module, target):
     assert row["epsilon_lb_whitebox"] > 1.0
 
 
+@pytest.mark.slow
 def test_swapped_count_sum_split_is_caught_per_release(monkeypatch):
     """The 1.21× overspend of a swapped split at d = 10 hides in the transcript total (22
     coordinates) but not in the sums release, which leaks c = 1.265× its booked ε."""
@@ -174,6 +177,7 @@ def test_swapped_count_sum_split_is_caught_per_release(monkeypatch):
     assert row["release_lb_over_booked"] > 1.2 and "coordinate sums" in row["note"]
 
 
+@pytest.mark.slow
 def test_correct_split_at_d10_is_consistent_release_by_release():
     row = audit_target(planted.improved_target_in(10), 1.0)
     assert row["verdict"] == "consistent" and row["release_lb_over_booked"] <= 1 + 1e-9

@@ -24,6 +24,7 @@ def example(tmp_path):
     return folder
 
 
+@pytest.mark.slow
 def test_plugin_and_csv_run_validate_report_and_audit(example, tmp_path):
     sets = [
         "--set",
