@@ -1,0 +1,104 @@
+"""Budget and sensitivity bookkeeping checked against values worked out by hand.
+
+Each test here was written to kill a surviving mutant of ``make mutation`` in code that
+decides what is noised and how much: every expected value is a literal computed in the
+comment beside it, never a call to the function under test.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpcluster.algorithms.dplloyd import dplloyd
+from dpcluster.algorithms.hybrid import hybrid
+from dpcluster.algorithms.pgkm import fitness_sensitivity, genetic_kmeans
+from dpcluster.ldp.parties import decomposition_codec, pair_multiplicity
+from dpcluster.privacy.response import BitVectorResponse
+
+
+def test_fitness_sensitivity_is_d_times_the_squared_width():
+    """Δf = d·(2r)²: d = 3, r = 2 gives 3·16 = 48; r = 0.5 gives 3·1 = 3."""
+    assert fitness_sensitivity(3, 2.0) == 48.0
+    assert fitness_sensitivity(3, 0.5) == 3.0
+
+
+@pytest.mark.parametrize(
+    "pairs,n,busiest",
+    [
+        (np.empty((0, 2), int), 4, 1),  # no pair: one release at most
+        (np.array([[0, 1]]), 4, 1),
+        (np.array([[0, 1], [0, 2], [1, 2], [0, 3]]), 4, 3),  # record 0 is in three pairs
+        (np.array([[3, 1], [3, 2]]), 5, 2),
+    ],
+)
+def test_pair_multiplicity_counts_the_busiest_record(pairs, n, busiest):
+    assert pair_multiplicity(pairs, n) == busiest
+
+
+def test_decomposition_codec_covers_r_squared():
+    """μ = (3, 4): Z = 9 + 16 = 25, t_z = 12.5, centres on [0 − 12.5, 25 + 12.5]."""
+    codec = decomposition_codec(np.array([3.0, 4.0]), 64, np.random.default_rng(0))
+    assert (codec.t, codec.lo, codec.hi, codec.s) == (12.5, 0.0, 25.0, 64)
+    assert codec.centres.min() >= -12.5 and codec.centres.max() <= 37.5
+    assert codec.mu == 50.0
+
+
+def test_pgkm_books_m_prime_times_r_it_selections_at_eps_over_80():
+    """Defaults m = 200, m' = 10, r_it = 8: 80 selections of ε/80 each, rounds 0..7 ten
+    times each, fitness sensitivity d·(2r)² = 2·4 = 8, the first from all 200 candidates."""
+    X = np.random.default_rng(0).uniform(-1, 1, (30, 2))
+    seen = []
+    from dpcluster.privacy import observe
+
+    with observe(seen.append):
+        res = genetic_kmeans(X, 2, np.random.default_rng(1), 1.0)
+    entries = res.ledger.entries
+    assert len(entries) == 80 and res.iterations == 8
+    assert all(e.epsilon == pytest.approx(1 / 80) and e.sensitivity == 8.0 for e in entries)
+    assert [e.round for e in entries] == [r for r in range(8) for _ in range(10)]
+    assert len(seen[0].query(X)) == 200 and len(seen[9].query(X)) == 191
+    assert res.ledger.total_epsilon == pytest.approx(1.0)
+
+
+def test_pgkm_allows_selecting_the_whole_pool_and_scales_with_r():
+    X = np.random.default_rng(0).uniform(-2, 2, (30, 3))
+    res = genetic_kmeans(X, 2, np.random.default_rng(1), 1.0, pool=4, selected=4, iterations=1, r=2)
+    assert {e.sensitivity for e in res.ledger.entries} == {3 * 16.0}  # d·(2r)², r = 2
+    with pytest.raises(ValueError):
+        genetic_kmeans(X, 2, np.random.default_rng(1), 1.0, pool=4, selected=5, r=2)
+
+
+def test_dplloyd_result_fields():
+    X = np.random.default_rng(0).uniform(-1, 1, (100, 2))
+    res = dplloyd(X, 3, 1.0, X[:3], np.random.default_rng(1))
+    assert res.centroids.shape == (3, 2) and res.iterations == 5
+    assert res.info == {"split": "sensitivity"}
+
+
+def test_hybrid_defaults_and_the_switch_between_one_and_one_point_one():
+    """N = 10,000, k = 2, d = 2, θ = 10: the switch-on ε is 0.864 (tests/test_noise.py);
+    at 1.05 × 0.864 the hybrid is on, with one DPLloyd step by default."""
+    X = np.random.default_rng(0).uniform(-1, 1, (10_000, 2))
+    inits = np.random.default_rng(9).uniform(-1, 1, (1, 2, 2))
+    on = hybrid(X, 2, 1.05 * 0.864, inits, np.random.default_rng(0), max_iter=1)
+    assert len(on) == 1 and on[0].iterations == 1 and on[0].centroids.shape == (2, 2)
+    assert on[0].info["fell_back"] is False and on[0].info["ineq15"] is True
+    assert on[0].info["forced"] is False
+    off = hybrid(X, 2, 0.95 * 0.864, inits, np.random.default_rng(0), max_iter=1)
+    assert off[0].info["fell_back"] is True and off[0].centroids.shape == (2, 2)
+    assert off[0].iterations >= 1
+
+
+def test_bit_vector_likelihood_on_a_batch_of_runs():
+    """Runs × records × s bits: each record's log-likelihood counts its own flips."""
+    mech = BitVectorResponse(math.log(3.0), m_max=4, s=4)  # p = 3/4
+    answer = np.zeros((2, 3, 4), bool)
+    output = answer.copy()
+    output[1, 2, :3] = True  # three flips in run 1, record 2
+    ll = mech.log_likelihood(output, answer)
+    assert ll.shape == (2, 3)
+    assert ll[0, 0] == pytest.approx(4 * math.log(0.75))
+    assert ll[1, 2] == pytest.approx(math.log(0.75) + 3 * math.log(0.25))
