@@ -67,7 +67,11 @@ def main() -> int:
         if status == "survived":
             survivors.append(line.strip().split(":")[0])
     total = collections.Counter()
-    print(f"{'module':<36} {'killed':>7} {'survived':>9} {'other':>6} {'score':>7}")
+    print(
+        "| module | killed | timeout | survived | no tests | not checked "
+        "| score (killed + timeout) / checked |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for module in sorted(counts):
         c = counts[module]
         total.update(c)
@@ -81,11 +85,16 @@ def main() -> int:
 
 
 def _row(module: str, c: collections.Counter) -> None:
-    killed, survived = c["killed"], c["survived"]
-    other = sum(c.values()) - killed - survived
-    judged = killed + survived
-    score = f"{100 * killed / judged:.1f}%" if judged else "-"
-    print(f"{module:<36} {killed:>7} {survived:>9} {other:>6} {score:>7}")
+    """A mutant that makes the tests time out is detected, as one they fail on; "no tests"
+    (no selected test reaches the code) and "not checked" (the run stopped first) are
+    listed, not scored."""
+    killed, timeout, survived = c["killed"], c["timeout"], c["survived"]
+    judged = killed + timeout + survived
+    score = f"{100 * (killed + timeout) / judged:.1f} %" if judged else "–"
+    print(
+        f"| {module} | {killed} | {timeout} | {survived} | {c['no tests']} | "
+        f"{c['not checked']} | {score} |"
+    )
 
 
 if __name__ == "__main__":

@@ -102,3 +102,33 @@ def test_bit_vector_likelihood_on_a_batch_of_runs():
     assert ll.shape == (2, 3)
     assert ll[0, 0] == pytest.approx(4 * math.log(0.75))
     assert ll[1, 2] == pytest.approx(math.log(0.75) + 3 * math.log(0.25))
+
+
+def test_cells_per_axis_at_an_epsilon_other_than_one():
+    """m = round((N ε/θ)^(2/(2+d))): N = 20,000, ε = 0.5, θ = 10, d = 2 gives
+    round(1000^0.5) = round(31.62) = 32; ε = 2 gives round(4000^0.5) = round(63.25) = 63."""
+    from dpcluster.algorithms.eugkm import cells_per_axis
+
+    assert cells_per_axis(20_000, 0.5, 2) == 32
+    assert cells_per_axis(20_000, 2.0, 2) == 63
+    assert cells_per_axis(20_000, 2.0, 2, theta=40.0) == 32
+
+
+def test_eugkm_reports_its_grid():
+    """N = 2,000, ε = 1, θ = 10, d = 2: m = round(200^0.5) = 14, 196 cells."""
+    from dpcluster.algorithms.eugkm import eugkm
+
+    X = np.random.default_rng(0).uniform(-1, 1, (2_000, 2))
+    inits = np.random.default_rng(1).uniform(-1, 1, (3, 2, 2))
+    res = eugkm(X, 2, 1.0, inits, np.random.default_rng(2), max_iter=3)
+    assert res.info["m"] == 14 and res.info["cells"] == 196 and res.info["n_used"] == 2_000
+    assert res.info["chosen_init"] in (0, 1, 2) and 1 <= res.iterations <= 3
+
+
+def test_exponential_mechanism_probabilities_are_stable_for_large_scores():
+    """Losses −2,000 and −1,000 at temperature 2Δ/ε = 1: the first wins with probability
+    1/(1 + e^−1000) = 1 in double precision, with no overflow."""
+    from dpcluster.privacy import ExponentialMechanism
+
+    p = ExponentialMechanism(2.0, 1.0).probabilities(np.array([-2000.0, -1000.0]))
+    assert p.tolist() == [1.0, 0.0]  # the smaller loss is the likelier
