@@ -132,3 +132,16 @@ def test_exponential_mechanism_probabilities_are_stable_for_large_scores():
 
     p = ExponentialMechanism(2.0, 1.0).probabilities(np.array([-2000.0, -1000.0]))
     assert p.tolist() == [1.0, 0.0]  # the smaller loss is the likelier
+
+
+@pytest.mark.parametrize("rule,eps_spent", [("eq3", 1.0), ("gupt", 1.0 / 3.0)])
+def test_gkm_noise_mechanism_at_r_two(rule, eps_spent):
+    """k = 2, d = 3, l = 5, r = 2: sensitivity k·d·2r/l = 2·3·4/5 = 4.8; Eq. 3 spends ε = 1,
+    GUPT's rule ε/3, so the scales are 4.8 and 14.4."""
+    from dpcluster.algorithms.gkm import noise_mechanism
+
+    mech = noise_mechanism(2, 3, 5, 1.0, r=2.0, rule=rule)
+    assert mech.sensitivity == pytest.approx(4.8) and mech.epsilon == pytest.approx(eps_spent)
+    assert mech.scale == pytest.approx(4.8 / eps_spent)
+    with pytest.raises(ValueError):
+        noise_mechanism(2, 3, 5, 1.0, rule="other")
