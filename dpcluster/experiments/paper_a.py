@@ -3,8 +3,6 @@ protocol (docs/methods.md A1-A7; the privacy arguments are in dpcluster/algorith
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from ..algorithms.dplloyd import dplloyd_batch, improved_iterations
@@ -35,27 +33,28 @@ from .protocol import (
     Param,
     Row,
     independent_runs,
+    without_default,
 )
 
 _NOT_PRIVATE_LEDGER = NOT_PRIVATE_LEDGER
 
 
-def _lloyd_inits(ctx: CellContext) -> np.ndarray:
-    """The spec's shared init sets, or (``init: points``) k distinct records per set, set i
-    from its own stream: a reference baseline, not the paper's protocol."""
+def _lloyd_inits(ctx: CellContext) -> tuple[np.ndarray, str]:
+    """(init sets (S, k, d), the name of their streams): the spec's shared sets, or with
+    ``init: points`` k distinct records per set, set i from its own stream (a reference
+    baseline, not the paper's protocol)."""
     if ctx.params.get("init", "spec") == "spec":
-        return ctx.init_sets()
+        return ctx.init_sets(), ctx.init_method
     X = ctx.dataset.X
-    return np.stack(
-        [
-            X[ctx.init_streams.child("init", "points", i).choice(len(X), ctx.k, replace=False)]
-            for i in range(ctx.n_init)
-        ]
-    )
+    sets = [
+        X[ctx.init_streams.child("init", "points", i).choice(len(X), ctx.k, replace=False)]
+        for i in range(ctx.n_init)
+    ]
+    return np.stack(sets), "points"
 
 
 def _lloyd_cell(ctx: CellContext) -> tuple[list[Row], dict]:
-    inits = _lloyd_inits(ctx)
+    inits, method = _lloyd_inits(ctx)
     C, iters = lloyd_batch(ctx.dataset.X, inits, max_iter=ctx.params["max_iter"])
     scores = nicv(ctx.dataset.X, C)
     rows = [
@@ -65,9 +64,7 @@ def _lloyd_cell(ctx: CellContext) -> tuple[list[Row], dict]:
             "nicv": float(scores[i]),
             "iterations": int(iters[i]),
             **NOT_PRIVATE,
-            "stream": ctx.init_streams.key(
-                "init", "points" if ctx.params.get("init") == "points" else ctx.init_method, i
-            ),
+            "stream": ctx.init_streams.key("init", method, i),
         }
         for i in range(len(inits))
     ]
@@ -367,11 +364,7 @@ _NOISE = Param(
     choices=NOISE_RULES,
 )
 
-
-def _gkm_canonical(shape: CellShape) -> dict:
-    """The default noise rule stays out of a cell's identity (cells computed before the
-    rule was a parameter are the same computation)."""
-    return {k: v for k, v in shape.params.items() if not (k == "noise" and v == "eq3")}
+_GKM_CANONICAL = without_default("noise", "eq3")
 
 
 _GENE_PARAMS = {
@@ -403,9 +396,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
                 choices=("spec", "points"),
             ),
         },
-        canonical=lambda shape: {
-            k: v for k, v in shape.params.items() if not (k == "init" and v == "spec")
-        },
+        canonical=without_default("init", "spec"),
     ),
     "dplloyd": AlgorithmInfo(
         "dplloyd",
@@ -463,31 +454,27 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         count_runs=lambda shape: shape.n_init,
         params={"steps": Param(30, int, "iterations traced", minimum=1)},
     ),
-    "gkm": replace(
-        independent_runs(
-            "gkm",
-            "GUPT sample-and-aggregate k-means, docs/methods.md A4 (GkM-3K: block: 3k)",
-            True,
-            lambda c: _gkm_cell(c, "gkm"),
-            {**_GKM_PARAMS, "noise": _NOISE},
-            cost=costs.gkm,
-        ),
-        canonical=_gkm_canonical,
+    "gkm": independent_runs(
+        "gkm",
+        "GUPT sample-and-aggregate k-means, docs/methods.md A4 (GkM-3K: block: 3k)",
+        True,
+        lambda c: _gkm_cell(c, "gkm"),
+        {**_GKM_PARAMS, "noise": _NOISE},
+        cost=costs.gkm,
+        canonical=_GKM_CANONICAL,
     ),
-    "gkm_3k": replace(
-        independent_runs(
-            "gkm_3k",
-            "GkM with blocks of 3k records, docs/methods.md A4",
-            True,
-            lambda c: _gkm_cell(c, "gkm"),
-            {
-                **_GKM_PARAMS,
-                "block": Param("3k", str, _GKM_PARAMS["block"].doc),
-                "noise": _NOISE,
-            },
-            cost=costs.gkm,
-        ),
-        canonical=_gkm_canonical,
+    "gkm_3k": independent_runs(
+        "gkm_3k",
+        "GkM with blocks of 3k records, docs/methods.md A4",
+        True,
+        lambda c: _gkm_cell(c, "gkm"),
+        {
+            **_GKM_PARAMS,
+            "block": Param("3k", str, _GKM_PARAMS["block"].doc),
+            "noise": _NOISE,
+        },
+        cost=costs.gkm,
+        canonical=_GKM_CANONICAL,
     ),
     "gkm_sag": independent_runs(
         "gkm_sag",
@@ -497,15 +484,13 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         _GKM_PARAMS,
         cost=costs.gkm,
     ),
-    "gkm_noise": replace(
-        independent_runs(
-            "gkm_noise",
-            "Noise: baseline centroids + GkM's noise (Fig. 3 diagnostic, not private)",
-            True,
-            lambda c: _gkm_cell(c, "noise"),
-            {"block": _GKM_PARAMS["block"], "noise": _NOISE},
-        ),
-        canonical=_gkm_canonical,
+    "gkm_noise": independent_runs(
+        "gkm_noise",
+        "Noise: baseline centroids + GkM's noise (Fig. 3 diagnostic, not private)",
+        True,
+        lambda c: _gkm_cell(c, "noise"),
+        {"block": _GKM_PARAMS["block"], "noise": _NOISE},
+        canonical=_GKM_CANONICAL,
     ),
     "pgkm": independent_runs(
         "pgkm",

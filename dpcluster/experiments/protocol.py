@@ -110,6 +110,7 @@ def independent_runs(
     doc: str = "independent runs",
     metrics: tuple[str, ...] = ("nicv",),
     cost=None,
+    canonical=None,
 ) -> AlgorithmInfo:
     """An entry whose protocol is ``repeat`` independent runs (no init sets)."""
     return AlgorithmInfo(
@@ -123,7 +124,15 @@ def independent_runs(
         count_runs=lambda shape: shape.repeat,
         metrics=metrics,
         cost=cost,
+        canonical=canonical,
     )
+
+
+def without_default(key: str, default) -> Callable[[CellShape], dict]:
+    """A ``canonical`` view that leaves parameter ``key`` out of a cell's identity while it
+    has the value ``default``: cells computed before the parameter existed stay the same
+    computation."""
+    return lambda shape: {k: v for k, v in shape.params.items() if not (k == key and v == default)}
 
 
 #: the ledger of a cell that releases something non-private
