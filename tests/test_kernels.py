@@ -289,3 +289,79 @@ def test_float32_search_changes_only_near_ties(rng):
     np.testing.assert_array_equal(a[1], b[1])
     with pytest.raises(ValueError):
         kernels.cluster_stats(X, C, distances="float16")
+
+
+@pytest.mark.parametrize("k,d", [(2, 1), (3, 2), (5, 6), (9, 4)])  # U = 4, 4, 4 and 2
+def test_generated_kernel_is_bit_identical_to_the_loop_kernel(k, d):
+    """The straight-line kernel of :mod:`dpcluster.kernels.unrolled` against the loop kernel
+    (both of its accumulations): negative and fractional weights, duplicate points, two runs
+    with duplicate centroids (exact ties), N not a multiple of U (the one-point tail), a
+    partial last chunk of runs, and one thread or two."""
+    from dpcluster.kernels import unrolled
+
+    assert unrolled.unroll_points(k, d) == (4 if k * d <= 32 else 2)
+    rng = np.random.default_rng(10 * k + d)
+    N = 1 if numba.config.DISABLE_JIT else 103
+    X = rng.uniform(-1, 1, (N, d))
+    X[: N // 4] = X[0]
+    w = rng.uniform(-2, 3, N)
+    R = 70 if numba.config.DISABLE_JIT else 300  # chunks of 64: the last one partial
+    C = rng.uniform(-1, 1, (R, k, d))
+    C[5, -1] = C[5, 0]
+    C[6, :] = X[0]
+    Ct = np.ascontiguousarray(np.transpose(C, (1, 2, 0)))
+    threads = numba.get_num_threads()
+    try:
+        for n in {1, min(2, numba.config.NUMBA_NUM_THREADS)}:
+            numba.set_num_threads(n)
+            counts, sums = np.empty((k, R)), np.empty((k, d, R))
+            unrolled.accumulate_unrolled(X, w, Ct, counts, sums)
+            for masked in (True, False):
+                ref_c, ref_s = kernels.cluster_stats(X, C, w, masked=masked)
+                np.testing.assert_array_equal(counts.T, ref_c)
+                np.testing.assert_array_equal(np.transpose(sums, (2, 0, 1)), ref_s)
+    finally:
+        numba.set_num_threads(threads)
+    ref = naive.cluster_stats(X, C[5], w)
+    np.testing.assert_allclose(counts[:, 5], ref[0], rtol=1e-12, atol=1e-12)
+
+
+def test_large_batches_take_the_generated_kernel_and_small_ones_the_loop(monkeypatch):
+    from dpcluster.kernels import assign
+
+    calls = []
+    real = assign.accumulate_unrolled
+    monkeypatch.setattr(assign, "accumulate_unrolled", lambda *a: calls.append(1) or real(*a))
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (5, 2))
+    for R, used in ((assign.UNROLLED_MIN_RUNS - 1, 0), (assign.UNROLLED_MIN_RUNS, 1)):
+        calls.clear()
+        C = rng.uniform(-1, 1, (R, 3, 2))
+        kernels.cluster_stats(X, C)
+        assert len(calls) == used
+    calls.clear()
+    # k·d = 65: no generated kernel
+    kernels.cluster_stats(rng.uniform(-1, 1, (5, 5)), rng.uniform(-1, 1, (300, 13, 5)))
+    kernels.cluster_stats(X, C, distances="float32")
+    kernels.cluster_stats(X, C, masked=True)
+    assert not calls
+
+
+def test_generated_source_is_cached_in_the_configured_folder(tmp_path, monkeypatch):
+    from dpcluster.kernels import unrolled
+
+    monkeypatch.setenv("DPCLUSTER_KERNEL_CACHE", str(tmp_path / "gen"))
+    unrolled.compiled.cache_clear()
+    try:
+        kernel = unrolled.compiled(1, 1, 1)
+    finally:
+        unrolled.compiled.cache_clear()
+    (path,) = (tmp_path / "gen").glob("dpcluster_lloyd_k1_d1_u1_*.py")
+    assert path.read_text() == unrolled.source(1, 1, 1)
+    X, w = np.array([[0.5], [-0.5]]), np.array([1.0, 2.0])
+    counts, sums = np.empty((1, 3)), np.empty((1, 1, 3))
+    kernel(X, w, np.zeros((1, 1, 3)), counts, sums, 0, 1)
+    np.testing.assert_array_equal(counts, [[3.0, 3.0, 3.0]])
+    np.testing.assert_array_equal(sums, [[[-0.5, -0.5, -0.5]]])
+    with pytest.raises(ValueError, match="k·d"):
+        unrolled.accumulate_unrolled(X, w, np.zeros((65, 1, 3)), counts, sums)

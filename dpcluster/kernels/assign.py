@@ -19,11 +19,17 @@ import functools
 import numpy as np
 from numba import njit, prange
 
+from .unrolled import accumulate_unrolled, unroll_points
+
 #: up to this many centroids the per-lane scatter of a point into its cluster's count and
 #: sums is replaced by a masked add over every centroid (vectorised over the lanes, with the
 #: same floating-point results: adding 0·x leaves a sum unchanged); measured 1.4x faster
 #: per pass at k = 3 and 5, 0.66x at k = 15 (docs/performance.md)
 MASKED_MAX_K = 8
+
+#: batches of at least this many runs use the generated kernels of :mod:`.unrolled` (the
+#: same numbers, 1.3-1.9x faster); smaller ones are not worth a first compilation (2-7 s)
+UNROLLED_MIN_RUNS = 256
 
 #: runs handled together by one thread (64 measured fastest of 32/64/128 on the bench shapes).
 RUN_CHUNK = 64
@@ -180,9 +186,16 @@ def accumulate_batched(
 ) -> None:
     """:func:`_accumulate` with the dimension as a literal for d = 1..10 (see there);
     ``single`` compares distances in float32; ``masked`` (default: k ≤ ``MASKED_MAX_K``)
-    picks the masked accumulation, with the same results."""
-    d = X.shape[1]
-    masked = Ct.shape[0] <= MASKED_MAX_K if masked is None else bool(masked)
+    picks the masked accumulation, with the same results.
+
+    With the defaults (float64, ``masked=None``), a batch of at least ``UNROLLED_MIN_RUNS``
+    runs whose k·d has a generated kernel goes to :mod:`.unrolled`, with the same bits.
+    """
+    k, d, R = Ct.shape
+    if not single and masked is None and R >= UNROLLED_MIN_RUNS and unroll_points(k, d):
+        accumulate_unrolled(X, w, Ct, counts, sums)
+        return
+    masked = k <= MASKED_MAX_K if masked is None else bool(masked)
     kernel = _accumulator(
         d if d in LITERAL_DIMS else 0, np.float32 if single else np.float64, masked
     )
