@@ -11,8 +11,14 @@ For each shape it prints, side by side in the same process:
                every run streams the data; the batched kernel reads it once per 32 runs, so
                it can beat that term (fraction > 100%). The compute-only bound
                15,000 x 3 N k d / FLOP/s is printed too, as the harder target.
-Output is a Markdown table of seconds per cell and ratios. Usage:
+Output is a Markdown table of seconds per cell and ratios.
+
+``--workload`` instead times the whole Figure-1 DPLloyd workload of configs/fig1.yaml (every
+dataset x every epsilon, 30 initial sets x 100 runs, 5 iterations each), once with today's
+kernels and once with the reference scatter kernel, interleaved cell by cell.
+Usage:
     python scripts/bench_lloyd.py [--ref-runs 100] [--shapes s1,adult,lifesci,gowalla-synth]
+    python scripts/bench_lloyd.py --workload
 """
 
 from __future__ import annotations
@@ -22,9 +28,11 @@ import os
 import time
 
 import numpy as np
+import yaml
 
 from dpcluster import data
 from dpcluster.algorithms import dplloyd_batch
+from dpcluster.algorithms.dplloyd import distinct_cluster_stats
 from dpcluster.kernels import cluster_stats
 
 RUNS, ITERS = 3000, 5
@@ -75,11 +83,62 @@ def numpy_dplloyd(X, init, eps, rng, t=ITERS):
     return C
 
 
+def reference_stats(X, C):
+    """The reference kernel (per-run scatter, one loop over centroids per lane block) with
+    the same sharing of identical centroid sets as today's default."""
+    R = C.shape[0]
+    distinct, which = np.unique(C.reshape(R, -1), axis=0, return_inverse=True)
+    counts, sums = cluster_stats(X, distinct.reshape(-1, *C.shape[1:]), masked=False)
+    which = which.reshape(-1)
+    return counts[which], sums[which]
+
+
+def workload() -> None:
+    """Figure 1's DPLloyd cells: today's kernels against the reference, cell by cell."""
+    spec = yaml.safe_load(
+        open(os.path.join(os.path.dirname(__file__), "..", "configs", "fig1.yaml"))
+    )
+    sets, runs_per_set = spec["init"]["sets"], 100
+    print("| dataset | N | d | k | cells | dpcluster s | reference s | speed-up |")
+    print("|---|---|---|---|---|---|---|---|")
+    total = {"ours": 0.0, "ref": 0.0, "cells": 0}
+    for entry in spec["datasets"]:
+        ds = data.load(entry["name"])
+        X, k = ds.X, ds.k
+        N, d = X.shape
+        rng = np.random.default_rng(7)
+        inits = np.repeat(rng.uniform(-1, 1, (sets, k, d)), runs_per_set, axis=0)
+        streams = [
+            {"count": np.random.default_rng((i, 0)), "sum": np.random.default_rng((i, 1))}
+            for i in range(len(inits))
+        ]
+        for stats in (distinct_cluster_stats, reference_stats):  # compile / load caches
+            dplloyd_batch(X, inits[:300], 1.0, streams[:300], stats=stats)
+        ours = ref = 0.0
+        for eps in spec["epsilon"]:
+            ours += _timed(lambda: dplloyd_batch(X, inits, eps, streams))
+            ref += _timed(lambda: dplloyd_batch(X, inits, eps, streams, stats=reference_stats))
+        cells = len(spec["epsilon"])
+        total["ours"] += ours
+        total["ref"] += ref
+        total["cells"] += cells
+        print(
+            f"| {entry['name']} | {N:,} | {d} | {k} | {cells} | {ours:.2f} | {ref:.2f} | {ref / ours:.2f}x |"
+        )
+    print(
+        f"| **all** | | | | {total['cells']} | **{total['ours']:.1f}** | **{total['ref']:.1f}** "
+        f"| **{total['ref'] / total['ours']:.2f}x** |"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--ref-runs", type=int, default=60, help="runs timed for numpy/sklearn")
     ap.add_argument("--shapes", default=",".join(shapes()))
+    ap.add_argument("--workload", action="store_true", help="the whole Figure-1 DPLloyd workload")
     args = ap.parse_args()
+    if args.workload:
+        return workload()
     from sklearn.cluster import KMeans
 
     flops, bw = machine_roofline()
