@@ -123,7 +123,8 @@ def workload() -> None:
         total["ref"] += ref
         total["cells"] += cells
         print(
-            f"| {entry['name']} | {N:,} | {d} | {k} | {cells} | {ours:.2f} | {ref:.2f} | {ref / ours:.2f}x |"
+            f"| {entry['name']} | {N:,} | {d} | {k} | {cells} | {ours:.2f} | {ref:.2f} "
+            f"| {ref / ours:.2f}x |"
         )
     print(
         f"| **all** | | | | {total['cells']} | **{total['ours']:.1f}** | **{total['ref']:.1f}** "

@@ -365,3 +365,46 @@ def test_generated_source_is_cached_in_the_configured_folder(tmp_path, monkeypat
     np.testing.assert_array_equal(sums, [[[-0.5, -0.5, -0.5]]])
     with pytest.raises(ValueError, match="k·d"):
         unrolled.accumulate_unrolled(X, w, np.zeros((65, 1, 3)), counts, sums)
+
+
+@pytest.mark.parametrize("k,d", [(1, 1), (3, 2), (7, 13)])
+def test_point_lane_kernel_is_bit_identical_to_the_loop_kernel(k, d):
+    """The generated single-set kernel (points in the SIMD lanes) against the loop kernel:
+    several blocks and a partial slice, exact ties (a duplicated centroid, a point on a
+    centroid), negative and fractional weights."""
+    from dpcluster.kernels import points
+
+    rng = np.random.default_rng(k + 10 * d)
+    N = 2 * points.SLICE + 7 if numba.config.DISABLE_JIT else 2 * points.POINT_BLOCK + 1500
+    X = rng.uniform(-1, 1, (N, d))
+    C = rng.uniform(-1, 1, (k, d))
+    C[-1] = C[0]
+    X[5] = C[0]
+    w = rng.uniform(-1, 2, N)
+    out = []
+    for generated in (False, True):
+        counts, sums = np.zeros(k), np.zeros((k, d))
+        points.accumulate_points(X, w, C, counts, sums, generated=generated)
+        out.append((counts, sums))
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+    ref_c, ref_s = naive.cluster_stats(X, C, w)
+    np.testing.assert_allclose(out[1][0], ref_c, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(out[1][1], ref_s, rtol=1e-12, atol=1e-9)
+
+
+def test_large_single_fits_take_the_point_lane_kernel(monkeypatch):
+    from dpcluster.kernels import points
+
+    calls = []
+    monkeypatch.setattr(points, "_generated", lambda k, d: lambda *a: calls.append((k, d)))
+    X = np.zeros((points.GENERATED_MIN_POINTS, 2))
+    out = np.zeros(3), np.zeros((3, 2))
+    points.accumulate_points(X, np.ones(len(X)), np.zeros((3, 2)), *out)
+    assert calls == [(3, 2)]
+    points.accumulate_points(X[:-1], np.ones(len(X) - 1), np.zeros((3, 2)), *out)
+    wide = np.zeros((len(X), 13))
+    points.accumulate_points(
+        wide, np.ones(len(X)), np.zeros((10, 13)), np.zeros(10), np.zeros((10, 13))
+    )
+    assert calls == [(3, 2)]

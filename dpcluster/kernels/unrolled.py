@@ -15,10 +15,9 @@ accumulator adds the points of its cluster in point order. Where ``_accumulate``
 ``0·x`` for a point of another cluster, this kernel keeps the sum as it is: the same
 value, because a sum that starts at +0.0 is never −0.0.
 
-Generated source is written once per (k, d, U) to a cache folder and imported from there,
-so numba's on-disk cache (``cache=True``) keeps the compiled code across processes. A
-first compilation takes 2-7 s, which is why :func:`unroll_points` limits k·d and the
-dispatcher in :mod:`.assign` uses this kernel only for batches of many runs.
+The source is generated and cached by :mod:`.codegen`. A first compilation takes 2-7 s,
+which is why :func:`unroll_points` limits k·d and the dispatcher in :mod:`.assign` uses
+this kernel only for batches of many runs.
 Runs are split across threads by chunk of 64 (numba's thread count), so results do not
 depend on the thread count.
 """
@@ -26,17 +25,11 @@ depend on the thread count.
 from __future__ import annotations
 
 import functools
-import hashlib
-import importlib.util
-import os
-import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import numba
-from numba.core import types
-from numba.extending import intrinsic, overload
+
+from . import codegen
 
 #: lanes (runs) per chunk; equal to :data:`.assign.RUN_CHUNK` (the tables are shared)
 LANES = 64
@@ -53,29 +46,6 @@ def unroll_points(k: int, d: int) -> int:
     return 4 if kd <= 32 else 2 if kd <= MAX_KD else 0
 
 
-def select(cond, a, b):
-    """``a if cond else b``. Compiled, it is one LLVM ``select`` instruction, so the
-    generated code has no branches (a Python conditional expression is a branch in numba's
-    IR, and hundreds of them made compilation slow and recursive)."""
-    return a if cond else b
-
-
-@intrinsic
-def _select(typingctx, cond, a, b):
-    if a != b:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.select(*args)
-
-    return a(types.boolean, a, b), codegen
-
-
-@overload(select, inline="always")
-def _select_overload(cond, a, b):
-    return lambda cond, a, b: _select(cond, a, b)
-
-
 def source(k: int, d: int, U: int) -> str:
     """Python source of the kernel for k centroids, d coordinates and U points per step.
 
@@ -88,7 +58,7 @@ def source(k: int, d: int, U: int) -> str:
         "import numpy as np",
         "from numba import njit",
         "from dpcluster.kernels.assign import _expanded_tables",
-        "from dpcluster.kernels.unrolled import select",
+        "from dpcluster.kernels.codegen import select",
         "",
         "",
         "@njit(cache=True, nogil=True)",
@@ -154,41 +124,10 @@ def _steps(k: int, d: int, U: int, condition: str) -> list[str]:
     return lines
 
 
-def _cache_dir() -> Path:
-    """Where generated sources (and, beside them, numba's cache) live:
-    ``$DPCLUSTER_KERNEL_CACHE``, else ``~/.cache/dpcluster/kernels``, else a temp folder."""
-    env = os.environ.get("DPCLUSTER_KERNEL_CACHE")
-    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    candidates = [Path(env)] if env else []
-    candidates += [
-        home / "dpcluster" / "kernels",
-        Path(tempfile.gettempdir()) / "dpcluster-kernels",
-    ]
-    for folder in candidates:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            if os.access(folder, os.W_OK):
-                return folder
-        except OSError:
-            continue
-    raise OSError(f"no writable folder for generated kernels among {candidates}")
-
-
 @functools.cache
 def compiled(k: int, d: int, U: int):
     """The njit kernel of :func:`source` (k, d, U), imported from its cached file."""
-    text = source(k, d, U)
-    name = f"dpcluster_lloyd_k{k}_d{d}_u{U}_{hashlib.sha256(text.encode()).hexdigest()[:12]}"
-    path = _cache_dir() / f"{name}.py"
-    if not path.exists() or path.read_text() != text:
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module.kernel
+    return codegen.load(source(k, d, U), f"dpcluster_lloyd_k{k}_d{d}_u{U}").kernel
 
 
 def accumulate_unrolled(X, w, Ct, counts, sums) -> None:

@@ -1,0 +1,79 @@
+"""Shared machinery of the generated kernels (:mod:`.unrolled`, :mod:`.points`).
+
+A generated kernel is Python source written for one shape (centroids k, dimension d, ...)
+with its small loops spelled out as straight-line code, so LLVM keeps the per-centroid
+values in registers and vectorises the one loop left. The source is written once to a
+cache folder and imported from there, so numba's on-disk cache (``cache=True``, which
+needs a real file) keeps the compiled code across processes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from numba.core import types
+from numba.extending import intrinsic, overload
+
+
+def select(cond, a, b):
+    """``a if cond else b``. Compiled, it is one LLVM ``select`` instruction, so generated
+    code has no branches (a Python conditional expression is a branch in numba's IR, and
+    hundreds of them made compilation slow and, past a few hundred, recursive)."""
+    return a if cond else b
+
+
+@intrinsic
+def _select(typingctx, cond, a, b):
+    if a != b:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.select(*args)
+
+    return a(types.boolean, a, b), codegen
+
+
+@overload(select, inline="always")
+def _select_overload(cond, a, b):
+    return lambda cond, a, b: _select(cond, a, b)
+
+
+def cache_dir() -> Path:
+    """Where generated sources (and, beside them, numba's cache) live:
+    ``$DPCLUSTER_KERNEL_CACHE``, else ``~/.cache/dpcluster/kernels``, else a temp folder."""
+    env = os.environ.get("DPCLUSTER_KERNEL_CACHE")
+    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    candidates = [Path(env)] if env else []
+    candidates += [
+        home / "dpcluster" / "kernels",
+        Path(tempfile.gettempdir()) / "dpcluster-kernels",
+    ]
+    for folder in candidates:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            if os.access(folder, os.W_OK):
+                return folder
+        except OSError:
+            continue
+    raise OSError(f"no writable folder for generated kernels among {candidates}")
+
+
+def load(text: str, stem: str):
+    """Import generated source ``text`` as a module from ``<cache_dir>/<stem>_<hash>.py``
+    (written atomically if missing), so numba can cache what it compiles from it."""
+    name = f"{stem}_{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+    path = cache_dir() / f"{name}.py"
+    if not path.exists() or path.read_text() != text:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
