@@ -134,11 +134,20 @@ def dplloyd_batch(
                    (the audit's many trials).
     iterations     t.  split: ``"sensitivity"`` (A1) or ``"improved"`` (A2, uses ``rho``).
     stats          ``stats(X, C (R, k, d)) -> (counts (R, k), sums (R, k, d))``; default
-                   :func:`distinct_cluster_stats` (runs in SIMD lanes). :func:`dplloyd` passes
-                   the point-parallel single-set kernel.
+                   :func:`distinct_cluster_stats` in the first iteration and
+                   :func:`~dpcluster.kernels.cluster_stats` after it (runs in SIMD
+                   lanes). :func:`dplloyd` passes the point-parallel single-set kernel.
     Returns (centroids (R, k, d), the ledger of one run; every run spends identically).
     """
-    stats = stats or distinct_cluster_stats
+
+    def stats_at(it: int):
+        # runs share centroid sets before the first noise (one initial set for many runs,
+        # or the hybrid's one EUGkM output); after it, looking for shared sets costs more
+        # than it saves (the numbers are the same either way)
+        if stats:
+            return stats
+        return distinct_cluster_stats if it == 0 else cluster_stats
+
     X = checks.points(X, r)
     C = np.array(checks.centroid_sets(inits, X.shape[1]), dtype=np.float64, copy=True)
     if C.ndim != 3:
@@ -165,7 +174,8 @@ def dplloyd_batch(
         )
         noise_sum = np.stack([sum_mech.noise(s["sum"], (iterations, k, d)) for s in noise_streams])
     for it in range(iterations):
-        counts, sums = stats(X, C)
+        stats_it = stats_at(it)
+        counts, sums = stats_it(X, C)
         ledger.record(count_mech, "cluster counts", round=it)
         ledger.record(sum_mech, "cluster coordinate sums", round=it)
         noisy_c = counts + noise_count[:, it]
@@ -175,14 +185,14 @@ def dplloyd_batch(
             count_mech,
             "cluster counts",
             noisy_c,
-            lambda data, C=state: stats(data, C)[0],
+            lambda data, C=state, stats=stats_it: stats(data, C)[0],
             batch=True,
         )
         release(
             sum_mech,
             "cluster coordinate sums",
             noisy_s,
-            lambda data, C=state: stats(data, C)[1],
+            lambda data, C=state, stats=stats_it: stats(data, C)[1],
             batch=True,
         )
         ok = noisy_c > min_count
