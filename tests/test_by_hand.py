@@ -145,3 +145,74 @@ def test_gkm_noise_mechanism_at_r_two(rule, eps_spent):
     assert mech.scale == pytest.approx(4.8 / eps_spent)
     with pytest.raises(ValueError):
         noise_mechanism(2, 3, 5, 1.0, rule="other")
+
+
+def test_exponential_mechanism_log_probabilities_by_hand_row_by_row():
+    """ε = 1, Δ = 0.5: temperature 2Δ/ε = 1, so log P = −loss − log Σ exp(−loss) per row.
+    The second row's smallest loss is 2, not 0, and its rows differ in their maxima."""
+    from dpcluster.privacy.mechanisms import ExponentialMechanism
+
+    mech = ExponentialMechanism(epsilon=1.0, sensitivity=0.5)
+    z = math.log(1.0 + math.exp(-1.0) + math.exp(-3.0))  # 0.349...
+    got = mech.log_probabilities(np.array([[0.0, 1.0, 3.0], [2.0, 2.0, 2.0]]))
+    expected = [[-z, -1.0 - z, -3.0 - z], [-math.log(3.0)] * 3]
+    np.testing.assert_allclose(got, expected, rtol=1e-13)
+    assert mech.log_likelihood(1, np.array([2.0, 3.0, 5.0])) == pytest.approx(-1.0 - z, rel=1e-13)
+
+
+def test_laplace_log_likelihood_by_hand():
+    """ε = 0.5, Δ = 1: b = 2, log f(x | a) = −|x − a|/2 − log 4."""
+    from dpcluster.privacy.mechanisms import LaplaceMechanism
+
+    got = LaplaceMechanism(0.5, 1.0).log_likelihood(np.array([3.0, 1.0, -1.0]), np.ones(3))
+    np.testing.assert_allclose(got, [-1.0 - math.log(4.0), -math.log(4.0), -1.0 - math.log(4.0)])
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, math.inf, math.nan])
+def test_a_mechanism_with_a_bad_budget_names_itself(bad):
+    from dpcluster.privacy.mechanisms import ExponentialMechanism, LaplaceMechanism
+
+    with pytest.raises(ValueError, match="^exponential-mechanism epsilon must be positive"):
+        ExponentialMechanism(epsilon=bad, sensitivity=1.0)
+    with pytest.raises(ValueError, match="^exponential-mechanism sensitivity must be positive"):
+        ExponentialMechanism(epsilon=1.0, sensitivity=bad)
+    with pytest.raises(ValueError, match="^Laplace sensitivity must be positive and finite, got"):
+        LaplaceMechanism(1.0, bad)
+    with pytest.raises(ValueError, match="^Laplace epsilon must be positive and finite, got"):
+        LaplaceMechanism(bad, 1.0)
+
+
+def test_improved_dplloyd_at_rho_one_half_by_hand():
+    """A2 at d = 2, ρ = 0.5: c = (4·2·0.25)^(1/3) = 2^(1/3) = 1.259921; per iteration the
+    counts get ε_iter·c/(2+c) = 0.386488·ε_iter and the sum matrix (sensitivity 2)
+    ε_iter·2/(2+c) = 0.613512·ε_iter. N = 1000, k = 3: ε_m = sqrt(500·27/10⁶·(2+c)³)
+    = 0.683876; ε = 3.0003·ε_m = 2.051834 gives t = 3 (a 0.1 % larger ε_m would give 2)."""
+    from dpcluster.algorithms.dplloyd import dplloyd_improved, improved_iterations
+
+    assert improved_iterations(2.051834, 1000, 3, 2, 0.5) == 3
+    assert improved_iterations(2.04, 1000, 3, 2, 0.5) == 2
+    X = np.random.default_rng(0).uniform(-1, 1, (1000, 2))
+    init = np.array([[-0.5, 0.0], [0.0, 0.5], [0.5, 0.0]])
+    res = dplloyd_improved(X, 3, 2.051834, init, np.random.default_rng(1), rho=0.5)
+    assert res.iterations == 3
+    assert res.info == {"split": "improved", "c": pytest.approx(1.2599210498948732)}
+    by_purpose = {}
+    for e in res.ledger.entries:
+        by_purpose.setdefault(e.purpose, []).append((e.round, e.epsilon, e.sensitivity))
+    eps_iter = 2.051834 / 3
+    assert by_purpose["cluster counts"] == [
+        (i, pytest.approx(0.38648820956430935 * eps_iter), 1.0) for i in range(3)
+    ]
+    assert by_purpose["cluster coordinate sums"] == [
+        (i, pytest.approx(0.6135117904356906 * eps_iter), 2.0) for i in range(3)
+    ]
+    assert res.centroids.shape == (3, 2) and res.centroids.dtype == np.float64
+
+
+def test_dplloyd_batch_refuses_an_unknown_split():
+    from dpcluster.algorithms.dplloyd import dplloyd_batch
+
+    X = np.zeros((4, 2))
+    streams = {"count": np.random.default_rng(0), "sum": np.random.default_rng(1)}
+    with pytest.raises(ValueError, match="split must be 'sensitivity' or 'improved'"):
+        dplloyd_batch(X, np.zeros((1, 2, 2)), 1.0, streams, split="IMPROVED")

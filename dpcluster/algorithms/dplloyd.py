@@ -157,11 +157,12 @@ def dplloyd_batch(
     if not shared and len(noise_streams) != R:
         raise ValueError(f"need one noise-stream mapping per run: {len(noise_streams)} != {R}")
     eps_iter = epsilon / iterations
-    budget = (
-        sensitivity_split(eps_iter, d, r)
-        if split == "sensitivity"
-        else improved_split(eps_iter, d, rho)
-    )
+    if split == "sensitivity":
+        budget = sensitivity_split(eps_iter, d, r)
+    elif split == "improved":
+        budget = improved_split(eps_iter, d, rho)
+    else:
+        raise ValueError(f"split must be 'sensitivity' or 'improved', got {split!r}")
     count_mech = LaplaceMechanism(budget.count, sensitivity=1.0)
     sum_mech = LaplaceMechanism(budget.sum, sensitivity=d * r)
     ledger = Ledger()
