@@ -8,6 +8,7 @@ comment beside it, never a call to the function under test.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -216,3 +217,61 @@ def test_dplloyd_batch_refuses_an_unknown_split():
     streams = {"count": np.random.default_rng(0), "sum": np.random.default_rng(1)}
     with pytest.raises(ValueError, match="split must be 'sensitivity' or 'improved'"):
         dplloyd_batch(X, np.zeros((1, 2, 2)), 1.0, streams, split="IMPROVED")
+
+
+def test_eugkm_grid_by_hand():
+    """N = 1000, d = 2, θ = 10, ε = 0.45: m = sqrt(Nε/θ) = sqrt(45) = 6.708, so 7 cells per
+    axis rounded and 6 floored; 7² = 49 cells fit max_cells = 49 and not 48."""
+    from dpcluster.algorithms.eugkm import eugkm
+
+    X = np.random.default_rng(0).uniform(-1, 1, (1000, 2))
+    inits = np.random.default_rng(1).uniform(-1, 1, (2, 2, 2))
+    run = lambda **kw: eugkm(X, 2, 0.45, inits, np.random.default_rng(2), **kw)  # noqa: E731
+    assert run().info["m"] == 7 and run().info["cells"] == 49
+    assert run(rounding="floor").info["m"] == 6
+    assert run(max_cells=49).info["cells"] == 49
+    message = "EUGkM grid has 7^2 = 49 cells, above max_cells=48; raise max_cells or use rounding"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        run(max_cells=48)
+
+
+def test_eugkm_counts_the_grid_on_minus_r_to_r_and_keeps_the_best_set():
+    """Records in [-2, 2]² with r = 2: the released counts are the histogram of the grid on
+    [-2, 2]², not on [-1, 1]². Of three initial sets, the third sits on the two clusters and
+    the first two tie every record to one centroid, so the third is chosen."""
+    from dpcluster.algorithms.eugkm import eugkm
+    from dpcluster.kernels import grid_histogram
+    from dpcluster.privacy import observe
+
+    rng = np.random.default_rng(3)
+    centres = np.array([[-1.0, -1.0], [1.0, 1.0]])
+    X = np.clip(np.repeat(centres, 500, axis=0) + 0.1 * rng.standard_normal((1000, 2)), -2, 2)
+    bad = np.array([[1.8, -1.8], [-1.8, 1.8]])
+    inits = np.stack([bad, bad[::-1], centres])
+    seen = []
+    with observe(seen.append):
+        res = eugkm(X, 2, 50.0, inits, np.random.default_rng(4), max_iter=1, r=2.0)
+    m = res.info["m"]
+    np.testing.assert_array_equal(seen[0].query(X), grid_histogram(X, m, 2.0))
+    assert not np.array_equal(seen[0].query(X), grid_histogram(X, m, 1.0))
+    assert res.info["chosen_init"] == 2
+    np.testing.assert_allclose(res.centroids, centres, atol=0.05)
+
+
+def test_eugkm_private_n_books_and_releases_the_record_count():
+    from dpcluster.algorithms.eugkm import eugkm
+    from dpcluster.privacy import observe
+
+    X = np.random.default_rng(0).uniform(-1, 1, (1000, 2))
+    seen = []
+    with observe(seen.append):
+        res = eugkm(X, 2, 1.0, X[None, :2], np.random.default_rng(1), private_n=True)
+    first = res.ledger.entries[0]
+    assert (first.purpose, first.epsilon, first.sensitivity) == (
+        "record count N (chooses M)",
+        pytest.approx(0.05),
+        1.0,
+    )
+    assert seen[0].purpose == "record count N" and seen[0].mechanism.epsilon == pytest.approx(0.05)
+    assert seen[0].query(X) == 1000.0
+    assert res.info["n_used"] == pytest.approx(float(seen[0].output))
