@@ -275,3 +275,43 @@ def test_eugkm_private_n_books_and_releases_the_record_count():
     assert seen[0].purpose == "record count N" and seen[0].mechanism.epsilon == pytest.approx(0.05)
     assert seen[0].query(X) == 1000.0
     assert res.info["n_used"] == pytest.approx(float(seen[0].output))
+
+
+def test_gkm_at_r_two_by_hand():
+    """N = 1000 in blocks of 100: l = 10; k = d = 2, r = 2: sensitivity k·d·2r/l = 1.6.
+    Records sit at ±1.5, outside [-1, 1], so an average clipped to r = 1 would show."""
+    from dpcluster.algorithms.gkm import gkm
+    from dpcluster.privacy import observe
+
+    rng = np.random.default_rng(0)
+    X = np.repeat([[-1.5, -1.5], [1.5, 1.5]], 500, axis=0) + 0.01 * rng.standard_normal((1000, 2))
+    seen = []
+    with observe(seen.append):
+        res = gkm(X, 2, 1e6, np.random.default_rng(1), block=100, r=2.0)
+    (entry,) = res.ledger.entries
+    assert (entry.purpose, entry.epsilon, entry.sensitivity) == (
+        "averaged block centroids (k·d coordinates)",
+        1e6,
+        pytest.approx(1.6),
+    )
+    assert res.info == {"blocks": 10, "block_size": 100}
+    np.testing.assert_allclose(np.sort(res.centroids[:, 0]), [-1.5, 1.5], atol=0.01)
+    outputs = np.array([[[1.5, 1.5], [-1.5, -1.5]], [[-1.5, -1.5], [1.8, 1.2]]])
+    np.testing.assert_allclose(seen[0].query(outputs), [[-1.5, -1.5], [1.65, 1.35]])
+
+
+def test_gkm_aggregate_by_hand():
+    """Four block outputs (k = 2, d = 1) at r = 2, aligned by coordinate: the average is
+    [[-1.25], [1.5]]; sensitivity k·d·2r/l = 2·1·4/4 = 2."""
+    from dpcluster.algorithms.gkm import gkm_aggregate
+    from dpcluster.privacy import observe
+
+    outputs = np.array([[[-1.0], [1.5]], [[1.5], [-1.5]], [[-1.0], [1.5]], [[1.5], [-1.5]]])
+    seen = []
+    with observe(seen.append):
+        res = gkm_aggregate(outputs, 1e6, np.random.default_rng(0), r=2.0)
+    np.testing.assert_allclose(res.centroids, [[-1.25], [1.5]], atol=1e-4)
+    (entry,) = res.ledger.entries
+    assert (entry.epsilon, entry.sensitivity) == (1e6, pytest.approx(2.0))
+    assert res.info == {"blocks": 4}
+    np.testing.assert_allclose(seen[0].query(outputs[:2]), [[-1.25], [1.5]])
