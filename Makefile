@@ -5,6 +5,8 @@ PY     := $(VENV)/bin/python
 SPEC   ?= configs/fig1-s1.yaml
 JOBS   ?= 2
 export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba-cache
+# per-(k, d) generated kernel sources (dpcluster/kernels/codegen.py) live beside that cache
+export DPCLUSTER_KERNEL_CACHE ?= $(CURDIR)/.numba-cache/generated
 
 .PHONY: help setup test test-slow test-nojit coverage mutation lint docs reference reproduce reproduce-all smoke bench audit clean
 
