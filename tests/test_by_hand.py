@@ -315,3 +315,44 @@ def test_gkm_aggregate_by_hand():
     assert (entry.epsilon, entry.sensitivity) == (1e6, pytest.approx(2.0))
     assert res.info == {"blocks": 4}
     np.testing.assert_allclose(seen[0].query(outputs[:2]), [[-1.25], [1.5]])
+
+
+def test_dplloyd_single_fit_at_r_two_by_hand():
+    """d = 3, r = 2, t = 3, ε = 1.5: ε_iter = 0.5 split 1 : d·r = 1 : 6, so the counts get
+    0.5/7 and the sum matrix (sensitivity d·r = 6) 3/7 per iteration. With min_count above
+    N no noisy count passes, so every centroid keeps its initial value."""
+    from dpcluster.algorithms.dplloyd import dplloyd, sensitivity_split
+
+    split = sensitivity_split(1.0, 3, r=2.0)
+    assert (split.count, split.sum, split.d) == (pytest.approx(1 / 7), pytest.approx(6 / 7), 3)
+    assert split.per_coordinate_sum == pytest.approx(2 / 7)
+    X = np.random.default_rng(0).uniform(-2, 2, (500, 3))
+    init = np.array([[-1.5, 0.0, 0.0], [1.5, 0.0, 0.0]])
+    res = dplloyd(X, 2, 1.5, init, np.random.default_rng(1), iterations=3, r=2.0)
+    got = [(e.purpose, e.round, e.epsilon, e.sensitivity) for e in res.ledger.entries]
+    assert got == [
+        (purpose, i, pytest.approx(eps), sens)
+        for i in range(3)
+        for purpose, eps, sens in (
+            ("cluster counts", 0.5 / 7, 1.0),
+            ("cluster coordinate sums", 3 / 7, 6.0),
+        )
+    ]
+    assert np.abs(res.centroids).max() > 1.0  # centroids on [-2, 2], not clipped to 1
+    kept = dplloyd(X, 2, 1.5, init, np.random.default_rng(1), iterations=3, r=2.0, min_count=1e9)
+    np.testing.assert_array_equal(kept.centroids, init)
+
+
+def test_runs_sharing_a_centroid_set_get_the_statistics_of_their_own_set():
+    from dpcluster.algorithms.dplloyd import distinct_cluster_stats
+    from dpcluster.kernels import cluster_stats
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (200, 2))
+    A, B = rng.uniform(-1, 1, (2, 3, 2))
+    C = np.stack([A, B, A, B, B])
+    counts, sums = distinct_cluster_stats(X, C)
+    ref_counts, ref_sums = cluster_stats(X, C)
+    np.testing.assert_array_equal(counts, ref_counts)
+    np.testing.assert_array_equal(sums, ref_sums)
+    assert counts.shape == (5, 3) and sums.shape == (5, 3, 2)
