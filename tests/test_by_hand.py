@@ -356,3 +356,47 @@ def test_runs_sharing_a_centroid_set_get_the_statistics_of_their_own_set():
     np.testing.assert_array_equal(counts, ref_counts)
     np.testing.assert_array_equal(sums, ref_sums)
     assert counts.shape == (5, 3) and sums.shape == (5, 3, 2)
+
+
+def test_mediator_encoding_books_the_dpbv_and_the_exact_mediator_count():
+    """14 values, gap 7 bridged every ≤ 1.5: 4 mediators. The DPBV of the 18 values is one
+    per-attribute release (ε_bit = 2, m_max = 169 at s = 400 here: provable 338, claimed 2);
+    the mediator count is an exact release (ε = ∞) carrying the paper's claim."""
+    from dpcluster.ldp.bitvector import RecordCodec
+    from dpcluster.ldp.parties import Custodian
+
+    x = np.concatenate([np.linspace(0, 3, 7), np.linspace(10, 13, 7)])
+    codec = RecordCodec.draw(400, 1.5, 0, 13, np.random.default_rng(0))
+    alice = Custodian("alice", x[:, None], 2.0, np.random.default_rng(1))
+    msg = alice.encode_with_mediators(codec, 0, spacing=1.5)
+    assert (msg.sender, msg.what, msg.n_mediators, msg.bits.shape[0]) == (
+        "alice",
+        "attribute 0 + mediators",
+        4,
+        18,
+    )
+    dpbv, count = alice.ledger.entries
+    assert (dpbv.mechanism, dpbv.epsilon, dpbv.claimed_epsilon) == ("BitVectorResponse", 338.0, 2.0)
+    assert dpbv.details["m_max"] == 169
+    assert (count.purpose, count.mechanism, count.epsilon) == (
+        "number of mediators",
+        "ExactRelease",
+        math.inf,
+    )
+    assert count.claim == "Sun et al.: mediators cost computation only"
+    # the bits are randomised: the same values encoded without ε give other bits
+    plain = Custodian("alice", x[:, None], None, np.random.default_rng(1))
+    assert not np.array_equal(plain.encode_with_mediators(codec, 0, 1.5).bits, msg.bits)
+
+
+def test_partial_distances_are_labelled_and_only_the_values_are_charged():
+    from dpcluster.ldp.parties import Custodian, decomposition_codec
+
+    X = np.random.default_rng(0).uniform(0, 25, (6, 2))
+    pairs = np.array([[0, 1], [0, 2], [0, 3], [4, 5]])
+    codec = decomposition_codec(np.full(2, 25.0), 64, np.random.default_rng(1))
+    bob = Custodian("bob", X, 2.0, np.random.default_rng(2))
+    value, zero = bob.encode_partial_sq_distances(pairs, slice(0, 2), codec)
+    assert [(m.sender, m.what) for m in (value, zero)] == [("bob", "R2"), ("bob", "R2-reference")]
+    (spend,) = bob.ledger.entries
+    assert spend.purpose == "DPBV of R² per pair (charged once per pair of the worst-case record)"
