@@ -62,6 +62,9 @@ def test_pgkm_books_m_prime_times_r_it_selections_at_eps_over_80():
     assert [e.round for e in entries] == [r for r in range(8) for _ in range(10)]
     assert len(seen[0].query(X)) == 200 and len(seen[9].query(X)) == 191
     assert res.ledger.total_epsilon == pytest.approx(1.0)
+    assert {e.purpose for e in entries} == {"select a parameter by SSE fitness"}
+    assert all(s.purpose == "select a parameter by SSE fitness" for s in seen)
+    assert all(s.mechanism.epsilon == pytest.approx(1 / 80) for s in seen)
 
 
 def test_pgkm_allows_selecting_the_whole_pool_and_scales_with_r():
