@@ -43,6 +43,21 @@ def _select_overload(cond, a, b):
     return lambda cond, a, b: _select(cond, a, b)
 
 
+def nearest_step(pad: str, j: int, base: str, terms, best: str, label: str) -> list[str]:
+    """Source lines folding centroid ``j`` into a running nearest-centroid search:
+    ``t = base + Σ x·c`` over ``terms`` (pairs of names), summed in their order, then
+    ``best, label = t, j`` where ``t < best`` (strict: ties keep the lower index)."""
+    t = base
+    for x, c in terms:
+        t = f"({t} + {x} * {c})"
+    return [
+        f"{pad}t = {t}",
+        f"{pad}g = t < {best}",
+        f"{pad}{best} = select(g, t, {best})",
+        f"{pad}{label} = select(g, {float(j)}, {label})",
+    ]
+
+
 def cache_dir() -> Path:
     """Where generated sources (and, beside them, numba's cache) live:
     ``$DPCLUSTER_KERNEL_CACHE``, else ``~/.cache/dpcluster/kernels``, else a temp folder."""

@@ -151,15 +151,8 @@ def point_lanes_source(k: int, d: int) -> str:
         f"{pad}bi = 0.0",
     ]
     for j in range(k):  # cn[j] + Σ_i x_i cm[j, i], summed in order of i as the loop kernel
-        t = f"cn{j}"
-        for i in range(d):
-            t = f"({t} + x{i} * cm{j}_{i})"
-        out += [
-            f"{pad}t = {t}",
-            f"{pad}g = t < bd",
-            f"{pad}bd = select(g, t, bd)",
-            f"{pad}bi = select(g, {float(j)}, bi)",
-        ]
+        terms = [(f"x{i}", f"cm{j}_{i}") for i in range(d)]
+        out += codegen.nearest_step(pad, j, f"cn{j}", terms, "bd", "bi")
     out += [
         f"{pad}lab[p] = np.int64(bi)",
         "            for p in range(m):",

@@ -102,15 +102,8 @@ def _steps(k: int, d: int, U: int, condition: str) -> list[str]:
         lines += [f"{pad}c{i} = cm[{j}, {i}, b]" for i in range(d)]
         lines.append(f"{pad}cj = cn[{j}, b]")
         for u in range(U):
-            t = "cj"
-            for i in range(d):
-                t = f"({t} + x{u}_{i} * c{i})"
-            lines += [
-                f"{pad}t = {t}",
-                f"{pad}g = t < bd{u}",
-                f"{pad}bd{u} = select(g, t, bd{u})",
-                f"{pad}bi{u} = select(g, {float(j)}, bi{u})",
-            ]
+            terms = [(f"x{u}_{i}", f"c{i}") for i in range(d)]
+            lines += codegen.nearest_step(pad, j, "cj", terms, f"bd{u}", f"bi{u}")
     for j in range(k):  # each accumulator adds the step's points of its cluster in order
         lines += [f"{pad}m{u} = bi{u} == {float(j)}" for u in range(U)]
         lines.append(f"{pad}s = cnt[{j}, b]")
