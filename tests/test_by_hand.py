@@ -403,3 +403,29 @@ def test_partial_distances_are_labelled_and_only_the_values_are_charged():
     assert [(m.sender, m.what) for m in (value, zero)] == [("bob", "R2"), ("bob", "R2-reference")]
     (spend,) = bob.ledger.entries
     assert spend.purpose == "DPBV of R² per pair (charged once per pair of the worst-case record)"
+
+
+def test_hybrid_at_r_two_and_theta_five_by_hand():
+    """d = k = 2, N = 4000, r = 2, θ = 5. Ineq. 15's threshold M_req = 12(dr+1)²k²(d + d r²)
+    /(d r²) = 12·25·4·10/8 = 1500; at d = 2 the switch-on ε is θ·M_req/N = 1.875 (3.75 at
+    θ = 10, 1.08 at r = 1). At ε = 2.1 the hybrid runs: EUGkM on ε/2 with m = floor(sqrt(
+    4000·1.05/5)) = floor(28.98) = 28, then one DPLloyd step on ε/2 split 1 : dr = 1 : 4.
+    At ε = 1.5 it falls back to EUGkM on all of ε: m = floor(sqrt(1200)) = 34."""
+    from dpcluster.algorithms.hybrid import hybrid
+
+    X = np.random.default_rng(0).uniform(-2, 2, (4000, 2))
+    inits = np.random.default_rng(1).uniform(-2, 2, (3, 2, 2))
+    kw = dict(theta=5.0, r=2.0, rounding="floor", max_iter=3, lloyd_runs=2)
+    runs = hybrid(X, 2, 2.1, inits, np.random.default_rng(2), **kw)
+    assert len(runs) == 2
+    info = runs[0].info
+    assert (info["ineq15"], info["fell_back"], info["m"]) == (True, False, 28)
+    got = [(e.purpose, e.epsilon, e.sensitivity) for e in runs[0].ledger.entries]
+    assert got == [
+        ("grid cell counts", pytest.approx(1.05), 1.0),
+        ("cluster counts", pytest.approx(0.21), 1.0),
+        ("cluster coordinate sums", pytest.approx(0.84), 4.0),
+    ]
+    (alone,) = hybrid(X, 2, 1.5, inits, np.random.default_rng(2), **kw)
+    assert (alone.info["ineq15"], alone.info["fell_back"], alone.info["m"]) == (False, True, 34)
+    assert [(e.epsilon, e.sensitivity) for e in alone.ledger.entries] == [(1.5, 1.0)]
