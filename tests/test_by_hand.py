@@ -429,3 +429,17 @@ def test_hybrid_at_r_two_and_theta_five_by_hand():
     (alone,) = hybrid(X, 2, 1.5, inits, np.random.default_rng(2), **kw)
     assert (alone.info["ineq15"], alone.info["fell_back"], alone.info["m"]) == (False, True, 34)
     assert [(e.epsilon, e.sensitivity) for e in alone.ledger.entries] == [(1.5, 1.0)]
+
+
+def test_dplloyd_clips_noisy_means_to_the_domain_on_both_sides():
+    """At ε = 0.01 the noisy sums and counts put most means far outside [-r, r]; A1 clips
+    them to the domain, so every centroid lies in [-2, 2]² at r = 2, and some sit exactly on
+    each face."""
+    from dpcluster.algorithms.dplloyd import dplloyd_batch
+
+    X = np.random.default_rng(0).uniform(-2, 2, (300, 2))
+    inits = np.random.default_rng(1).uniform(-2, 2, (200, 3, 2))
+    streams = {"count": np.random.default_rng(2), "sum": np.random.default_rng(3)}
+    C, _ = dplloyd_batch(X, inits, 0.01, streams, r=2.0)
+    assert np.abs(C).max() <= 2.0
+    assert (C == 2.0).any() and (C == -2.0).any()
