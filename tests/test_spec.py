@@ -252,19 +252,57 @@ def test_overrides_follow_paths_names_and_indices(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "item,words",
+    "item,message",
     [
-        ("algorithms.dplloid.repeat=3", ["no entry named 'dplloid'", "dplloyd"]),
-        ("datasets.5.params.N=3", ["index 5"]),
-        ("algorithms.1.repeat=-1", ["algorithms[1].repeat", ">= 1"]),
-        ("epsilon=[0.5", ["not a YAML value"]),
-        ("seed", ["key=value"]),
+        (
+            "algorithms.dplloid.repeat=3",
+            "P: key '--set algorithms.dplloid.repeat': no entry named 'dplloid' (got '3'). "
+            "Did you mean 'dplloyd'?",
+        ),
+        (
+            "datasets.1.params.N=3",
+            "P: key '--set datasets.1.params.N': index 1 is outside the list of 1 entries "
+            "(got '3')",
+        ),
+        (
+            "datasets.-2.params.N=3",
+            "P: key '--set datasets.-2.params.N': index -2 is outside the list of 1 entries "
+            "(got '3')",
+        ),
+        (
+            "algorithms.dplloyd=3",
+            "P: key '--set algorithms.dplloyd': names an entry; set one of its keys, e.g. "
+            ".repeat or .params.<name> (got '3')",
+        ),
+        ("epsilon=[0.5", "P: key '--set epsilon': is not a YAML value (got '[0.5')"),
+        ("seed", "--set: key 'seed': must look like key=value (got 'seed')"),
+        ("=3", "--set: key '=3': must look like key=value (got '=3')"),
+        (".=3", "P: key '--set .': needs a key: --set key=value (got '3')"),
+        ("seed.x=3", "P: key '--set seed.x': seed is not a mapping or a list (got '3')"),
+        (
+            "datasets.0.name.x=1",
+            "P: key '--set datasets.0.name.x': datasets.0.name is not a mapping or a list "
+            "(got '1')",
+        ),
+        (
+            "algorithms.1.repeat=-1",
+            "P: key 'algorithms[1].repeat': must be >= 1 (got -1)",
+        ),
     ],
 )
-def test_bad_overrides_name_key_and_value(tmp_path, item, words):
+def test_bad_overrides_name_file_key_and_value(tmp_path, item, message):
+    """Each --set error, word for word (P is the spec's path)."""
     p = tmp_path / "o.yaml"
     p.write_text(yaml.safe_dump(GOOD))
     with pytest.raises(SpecError) as info:
         spec.load(p, spec.parse_overrides([item]))
-    for w in words:
-        assert w in str(info.value)
+    expected = f"{p}{message[1:]}" if message.startswith("P:") else message
+    assert str(info.value) == expected
+
+
+def test_overrides_reach_the_last_entry_by_a_negative_index_and_leave_the_input_alone(tmp_path):
+    raw = yaml.safe_load(yaml.safe_dump(GOOD))
+    out = spec.apply_overrides(raw, [("algorithms.-1.repeat", "9"), ("new.key", "1")], "f.yaml")
+    assert out["algorithms"][-1]["repeat"] == 9 and out["new"] == {"key": 1}
+    assert raw == GOOD  # a deep copy: the loaded document is not changed
+    assert spec.apply_overrides(None, [("seed", "4")], "f.yaml") == {"seed": 4}
