@@ -306,3 +306,51 @@ def test_overrides_reach_the_last_entry_by_a_negative_index_and_leave_the_input_
     assert out["algorithms"][-1]["repeat"] == 9 and out["new"] == {"key": 1}
     assert raw == GOOD  # a deep copy: the loaded document is not changed
     assert spec.apply_overrides(None, [("seed", "4")], "f.yaml") == {"seed": 4}
+
+
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        (None, "P: key '(file)': spec file not found (got 'P')"),
+        (b"name: t\n\xff\n", "P: key '(file)': is not UTF-8 text (got 'byte 8')"),
+        (
+            b"name: t\nseed: 1\nseed: 2\n",
+            "P: key 'seed': is given twice (lines 2 and 3); YAML would silently keep the last "
+            "(got 'seed')",
+        ),
+        (
+            b"name: t\n1: a\n1: b\n",
+            "P: key '1': is given twice (lines 2 and 3); YAML would silently keep the last (got 1)",
+        ),
+        (
+            b"name: t\nepsilon: [1, 2\n",
+            "P: key 'line 3, column 1': is not valid YAML (got \"expected ',' or ']', but got "
+            "'<stream end>'\")",
+        ),
+    ],
+)
+def test_file_level_errors_word_for_word(tmp_path, content, message):
+    """P is the spec's path; it is the file, and for a missing file the value too."""
+    p = tmp_path / "s.yaml"
+    if content is not None:
+        p.write_bytes(content)
+    with pytest.raises(SpecError) as info:
+        spec.load(p)
+    assert str(info.value) == message.replace("P", str(p))
+
+
+def test_an_unreadable_spec_names_the_reason(tmp_path, monkeypatch):
+    p = tmp_path / "s.yaml"
+    p.write_text("name: t\n")
+
+    def refuse(self):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    with pytest.raises(SpecError) as info:
+        spec.load(p)
+    assert str(info.value) == f"{p}: key '(file)': cannot be read (Permission denied) (got '{p}')"
+
+
+def test_an_override_value_may_contain_equals_signs():
+    assert spec.parse_overrides(["name=x=y", "a.b = 1"]) == (("name", "x=y"), ("a.b", " 1"))
