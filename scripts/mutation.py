@@ -44,14 +44,38 @@ def module_of(name: str) -> str:
     return ".".join(parts)
 
 
+def sampled(spec: str) -> list[str]:
+    """The unchecked mutants to run for ``--sample MODULE:N`` (see there)."""
+    import random
+
+    module, n = spec.rsplit(":", 1)
+    unchecked = [
+        m["name"] + line.split(":")[0].split(m["name"], 1)[1]
+        for line in mutmut("results", "--all", "true").stdout.splitlines()
+        if (m := LINE.match(line)) and m["status"].strip() == "not checked"
+    ]
+    theirs = sorted(u for u in unchecked if module_of(u.split("__mutmut_")[0]) == module)
+    others = [u for u in unchecked if u not in set(theirs)]
+    chosen = random.Random(0).sample(theirs, min(int(n), len(theirs)))
+    print(f"{len(others)} unchecked mutants elsewhere; {len(chosen)} of {module}'s {len(theirs)}")
+    return others + chosen
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--survivors", action="store_true", help="list every surviving mutant")
     ap.add_argument("--no-run", action="store_true", help="summarise the last run only")
+    ap.add_argument(
+        "--sample",
+        metavar="MODULE:N",
+        help="run every unchecked mutant except MODULE's, and N of MODULE's drawn at random "
+        "(seed 0): an unbiased estimate of a module too slow to run whole",
+    )
     args = ap.parse_args()
     if not args.no_run:
-        run = mutmut("run", "--max-children", str(args.jobs))
+        names = sampled(args.sample) if args.sample else []
+        run = mutmut("run", "--max-children", str(args.jobs), *names)
         if run.returncode not in (0, 1):
             sys.stderr.write(run.stdout[-4000:] + run.stderr[-4000:])
             return run.returncode
