@@ -26,7 +26,7 @@ test: setup  ## lint, then the test suite (all but the tests marked slow: make t
 	$(PY) -m ruff format --check .
 	$(PY) -m pytest -q -m "not slow"
 
-test-slow: setup  ## the slow tests: kill -9 resume, signals, Dask processes, the audit's planted bugs
+test-slow: setup  ## the slow tests: kill -9 resume, signals, Dask processes, the audit's planted bugs, the larger generated-kernel shapes
 	$(PY) -m pytest -q -m slow
 
 test-nojit: setup  ## the kernel oracle tests once more with the JIT off (kernels run as Python)

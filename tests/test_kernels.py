@@ -291,7 +291,16 @@ def test_float32_search_changes_only_near_ties(rng):
         kernels.cluster_stats(X, C, distances="float16")
 
 
-@pytest.mark.parametrize("k,d", [(2, 1), (3, 2), (5, 6), (9, 4)])  # U = 4, 4, 4 and 2
+#: the bigger shapes take ~10 s each to compile cold, so they run with make test-slow
+@pytest.mark.parametrize(
+    "k,d",
+    [
+        (2, 1),
+        (3, 2),
+        pytest.param(5, 6, marks=pytest.mark.slow),
+        pytest.param(9, 4, marks=pytest.mark.slow),  # U = 2
+    ],
+)
 def test_generated_kernel_is_bit_identical_to_the_loop_kernel(k, d):
     """The straight-line kernel of :mod:`dpcluster.kernels.unrolled` against the loop kernel
     (both of its accumulations): negative and fractional weights, duplicate points, two runs
@@ -367,7 +376,14 @@ def test_generated_source_is_cached_in_the_configured_folder(tmp_path, monkeypat
         unrolled.accumulate_unrolled(X, w, np.zeros((65, 1, 3)), counts, sums)
 
 
-@pytest.mark.parametrize("k,d", [(1, 1), (3, 2), (7, 13)])
+@pytest.mark.parametrize(
+    "k,d",
+    [
+        pytest.param(1, 1, marks=pytest.mark.slow),
+        (3, 2),
+        pytest.param(7, 13, marks=pytest.mark.slow),
+    ],
+)
 def test_point_lane_kernel_is_bit_identical_to_the_loop_kernel(k, d):
     """The generated single-set kernel (points in the SIMD lanes) against the loop kernel:
     several blocks and a partial slice, exact ties (a duplicated centroid, a point on a
