@@ -15,7 +15,8 @@ Output is a Markdown table of seconds per cell and ratios.
 
 ``--workload`` instead times the whole Figure-1 DPLloyd workload of configs/fig1.yaml (every
 dataset x every epsilon, 30 initial sets x 100 runs, 5 iterations each), once with today's
-kernels and once with the reference scatter kernel, interleaved cell by cell.
+kernels and once with the reference scatter kernel, interleaved cell by cell, and stops if
+the two give different centroids in any cell (they must agree bit for bit).
 Usage:
     python scripts/bench_lloyd.py [--ref-runs 100] [--shapes s1,adult,lifesci,gowalla-synth]
     python scripts/bench_lloyd.py --workload
@@ -108,16 +109,26 @@ def workload() -> None:
         N, d = X.shape
         rng = np.random.default_rng(7)
         inits = np.repeat(rng.uniform(-1, 1, (sets, k, d)), runs_per_set, axis=0)
-        streams = [
-            {"count": np.random.default_rng((i, 0)), "sum": np.random.default_rng((i, 1))}
-            for i in range(len(inits))
-        ]
+
+        def streams(R=len(inits)):
+            return [
+                {"count": np.random.default_rng((i, 0)), "sum": np.random.default_rng((i, 1))}
+                for i in range(R)
+            ]
+
         for stats in (distinct_cluster_stats, reference_stats):  # compile / load caches
-            dplloyd_batch(X, inits[:300], 1.0, streams[:300], stats=stats)
+            dplloyd_batch(X, inits[:300], 1.0, streams(300), stats=stats)
         ours = ref = 0.0
         for eps in spec["epsilon"]:
-            ours += _timed(lambda: dplloyd_batch(X, inits, eps, streams))
-            ref += _timed(lambda: dplloyd_batch(X, inits, eps, streams, stats=reference_stats))
+            out = {}
+            for name, stats in (("ours", distinct_cluster_stats), ("ref", reference_stats)):
+                s = streams()
+                t = time.perf_counter()
+                out[name] = dplloyd_batch(X, inits, eps, s, stats=stats)[0]
+                took = time.perf_counter() - t
+                ours, ref = (ours + took, ref) if name == "ours" else (ours, ref + took)
+            if not np.array_equal(out["ours"], out["ref"]):
+                raise SystemExit(f"{entry['name']} eps={eps}: centroids differ from the reference")
         cells = len(spec["epsilon"])
         total["ours"] += ours
         total["ref"] += ref

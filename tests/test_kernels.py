@@ -308,7 +308,7 @@ def test_generated_kernel_is_bit_identical_to_the_loop_kernel(k, d):
     partial last chunk of runs, and one thread or two."""
     from dpcluster.kernels import unrolled
 
-    assert unrolled.unroll_points(k, d) == (4 if k * d <= 32 else 2)
+    assert unrolled.unroll_points(k, d) == (4 if k * d <= 32 and d <= 6 else 2)
     rng = np.random.default_rng(10 * k + d)
     N = 1 if numba.config.DISABLE_JIT else 103
     X = rng.uniform(-1, 1, (N, d))
@@ -335,6 +335,61 @@ def test_generated_kernel_is_bit_identical_to_the_loop_kernel(k, d):
     np.testing.assert_allclose(counts[:, 5], ref[0], rtol=1e-12, atol=1e-12)
 
 
+def test_generated_kernel_resolves_float32_near_ties_as_float64_does():
+    """Centroid pairs closer than float32 can tell apart (1e-9 to 1e-6 apart, so the float32
+    distances tie or come out in the wrong order): the certificate must send those points
+    to the float64 search, and counts and sums must still be the loop kernel's bits."""
+    from dpcluster.kernels import unrolled
+
+    k, d = 3, 2
+    rng = np.random.default_rng(7)
+    N = 9 if numba.config.DISABLE_JIT else 400
+    R = 70 if numba.config.DISABLE_JIT else 300
+    X = rng.uniform(-1, 1, (N, d))
+    C = rng.uniform(-1, 1, (R, k, d))
+    C[:, 1] = C[:, 0] + rng.choice([-1, 1], (R, d)) * 10.0 ** rng.uniform(-9, -6, (R, d))
+    X[: N // 2] = (C[0, 0] + C[0, 1]) / 2 + rng.normal(0, 1e-8, (N // 2, d))
+    Ct = np.ascontiguousarray(np.transpose(C, (1, 2, 0)))
+    counts, sums = np.empty((k, R)), np.empty((k, d, R))
+    unrolled.accumulate_unrolled(X, np.ones(N), Ct, counts, sums)
+    ref_c, ref_s = kernels.cluster_stats(X, C, masked=False)
+    np.testing.assert_array_equal(counts.T, ref_c)
+    np.testing.assert_array_equal(np.transpose(sums, (2, 0, 1)), ref_s)
+    # the test can fail: without the certificate, float32 labels differ from float64 ones
+    X32, C32 = X.astype(np.float32), C.astype(np.float32)
+    e32 = (C32**2).sum(-1)[:, None, :] - 2 * np.einsum("nd,rkd->rnk", X32, C32)
+    e64 = (C**2).sum(-1)[:, None, :] - 2 * np.einsum("nd,rkd->rnk", X, C)
+    assert (e32.argmin(-1) != e64.argmin(-1)).any()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    d=st.integers(1, 12),
+    magnitude=st.floats(-6, 6),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_float32_distance_error_is_within_the_certificate(d, magnitude, seed):
+    """The bound behind :func:`unrolled.tolerance`: the float32 expanded distance (rounded
+    inputs, then d multiply-adds each rounded twice, the JIT-off path and the worse case)
+    is within tolerance / 4 of the float64 one the loop kernel computes."""
+    from dpcluster.kernels import unrolled
+
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, d) * 10.0**magnitude
+    c = rng.uniform(-1, 1, d) * 10.0 ** rng.uniform(-6, 6)
+    cm, cn = -2.0 * c, 0.0
+    for i in range(d):
+        cn += c[i] * c[i]
+    e64 = cn
+    for i in range(d):
+        e64 += x[i] * cm[i]
+    e32 = np.float32(cn)
+    for i in range(d):
+        e32 = np.float32(np.float32(x[i]) * np.float32(cm[i])) + e32
+    A = unrolled.scale(x[None], c[None, :, None])
+    assert abs(float(e32) - e64) <= unrolled.tolerance(d, A) / 4
+
+
 def test_large_batches_take_the_generated_kernel_and_small_ones_the_loop(monkeypatch):
     from dpcluster.kernels import assign
 
@@ -353,6 +408,8 @@ def test_large_batches_take_the_generated_kernel_and_small_ones_the_loop(monkeyp
     kernels.cluster_stats(rng.uniform(-1, 1, (5, 5)), rng.uniform(-1, 1, (300, 13, 5)))
     kernels.cluster_stats(X, C, distances="float32")
     kernels.cluster_stats(X, C, masked=True)
+    # values float32 cannot certify: the loop kernel
+    kernels.cluster_stats(X * 1e16, C * 1e16)
     assert not calls
 
 
@@ -369,7 +426,7 @@ def test_generated_source_is_cached_in_the_configured_folder(tmp_path, monkeypat
     assert path.read_text() == unrolled.source(1, 1, 1)
     X, w = np.array([[0.5], [-0.5]]), np.array([1.0, 2.0])
     counts, sums = np.empty((1, 3)), np.empty((1, 1, 3))
-    kernel(X, w, np.zeros((1, 1, 3)), counts, sums, 0, 1)
+    kernel(X, X.astype(np.float32), w, np.zeros((1, 1, 3)), counts, sums, 0, 1, 1e-6, 1.0)
     np.testing.assert_array_equal(counts, [[3.0, 3.0, 3.0]])
     np.testing.assert_array_equal(sums, [[[-0.5, -0.5, -0.5]]])
     with pytest.raises(ValueError, match="k·d"):

@@ -3,23 +3,33 @@ figures' DPLloyd cells (thousands of runs on one dataset).
 
 :func:`~dpcluster.kernels.assign._accumulate` loops over centroids and coordinates around
 its loop over the lanes (runs), so each lane's best distance, label, count and sums live in
-arrays, and every point costs a store per centroid per lane vector: the store port, not
-arithmetic, bounds it. Here, for one (k, d, U), the centroid loop, the coordinate loop and
-U consecutive points are written out as straight-line code *inside* the loop over the 64
-lanes. LLVM vectorises that loop with the U best distances and labels in registers, and
-each accumulator is loaded and stored once per U points instead of once per point.
+arrays and every point costs a store per centroid per lane vector. Here, for one (k, d, U),
+the centroid loop, the coordinate loop and U consecutive points are written out as
+straight-line code inside two loops over the 64 lanes of a chunk of runs:
 
-The numbers are bit-identical to ``_accumulate`` (tested): the same expanded-form distance
-``||o^j||² − 2 x·o^j`` summed in the same order, ties to the lowest index, and each
-accumulator adds the points of its cluster in point order. Where ``_accumulate`` adds
-``0·x`` for a point of another cluster, this kernel keeps the sum as it is: the same
-value, because a sum that starts at +0.0 is never −0.0.
+1. **Search, in float32 with a certificate.** The expanded-form distance
+   ``||o^j||² − 2 x·o^j`` of each point to each centroid is built with fused multiply-adds
+   in single precision, 16 lanes per AVX-512 vector. Beside the best distance, each lane
+   keeps the second best. Where their gap exceeds :func:`tolerance` (a bound on how far
+   a float32 distance can be from the float64 one of the loop kernel, doubled) the float32
+   winner is provably the float64 winner; the few other (point, run) pairs, exact ties
+   among them, are searched again in float64 exactly as the loop kernel does
+   (:func:`_exact_labels`). The labels are therefore the loop kernel's, bit for bit.
+2. **Accumulation, in float64.** Each cluster's count and coordinate sums add the step's
+   points of that cluster in point order (a masked add per accumulator, loaded and stored
+   once per U points). Every other accumulator is added with a fused multiply-add by a
+   run-time 1.0: the same rounding as an add (x·1 is exact), but it runs on the CPU's
+   multiply-add ports, which the adds would otherwise leave idle.
 
-The source is generated and cached by :mod:`.codegen`. A first compilation takes 2-7 s,
+So counts and sums are bit-identical to ``_accumulate`` (tested), which adds the same
+values in the same order. Where ``_accumulate`` adds ``0·x`` for a point of another
+cluster, this kernel keeps the sum as it is: the same value, because a sum that starts at
++0.0 is never −0.0.
+
+The source is generated and cached by :mod:`.codegen`. A first compilation takes 2-10 s,
 which is why :func:`unroll_points` limits k·d and the dispatcher in :mod:`.assign` uses
-this kernel only for batches of many runs.
-Runs are split across threads by chunk of 64 (numba's thread count), so results do not
-depend on the thread count.
+this kernel only for batches of many runs. Runs are split across threads by chunk of 64,
+so results do not depend on the thread count.
 """
 
 from __future__ import annotations
@@ -28,47 +38,93 @@ import functools
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
+import numpy as np
+from numba import njit
 
 from . import codegen
 
 #: lanes (runs) per chunk; equal to :data:`.assign.RUN_CHUNK` (the tables are shared)
 LANES = 64
 
-#: the largest k·d with a generated kernel; U = 4 points per step up to 32, 2 up to 64
-#: (compile time grows with k·d·U: 7 s at k = 15, d = 2, U = 4; 20 s at k = d = 10, U = 2)
+#: the largest k·d with a generated kernel (compile time grows with k·d·U)
 MAX_KD = 64
+
+#: float32 unit roundoff 2⁻²⁴
+_U32 = float(np.finfo(np.float32).eps) / 2
+
+#: the largest :func:`tolerance` scale A for which float32 neither overflows nor loses the
+#: certificate to a tolerance above typical gaps; beyond it the loop kernel is used
+MAX_SCALE = 1e30
 
 
 def unroll_points(k: int, d: int) -> int:
     """Points per step U of the generated kernel for k centroids in d dimensions, or 0 when
-    there is none (k·d > ``MAX_KD``: the loop kernel of :mod:`.assign` serves those)."""
+    there is none (k·d > ``MAX_KD``: the loop kernel of :mod:`.assign` serves those).
+    U = 4 while the step's U·d broadcast coordinates fit the 32 vector registers with the
+    centroid values (d ≤ 6, k·d ≤ 32), else 2 (measured: ``scripts/bench_lloyd.py``)."""
     kd = k * d
-    return 4 if kd <= 32 else 2 if kd <= MAX_KD else 0
+    if kd > MAX_KD:
+        return 0
+    return 4 if d <= 6 and kd <= 32 else 2
+
+
+def scale(X, Ct) -> float:
+    """A = max_j ||o^j||² + Σ_i max|x_i| · max_j |2 o^j_i| over the data X (N, d) and all
+    runs of Ct (k, d, R): a bound on ``|cn| + Σ_i |x_i cm_i|`` for every point, centroid
+    and run, the magnitude the rounding errors of the expanded distance scale with."""
+    cn = np.einsum("jir,jir->jr", Ct, Ct).max(initial=0.0)
+    cm = 2.0 * np.abs(Ct).max(axis=(0, 2), initial=0.0)
+    return float(cn + np.abs(X).max(axis=0, initial=0.0) @ cm)
+
+
+def tolerance(d: int, A: float) -> float:
+    """The gap below which a float32 search result is re-checked in float64.
+
+    The loop kernel computes ``E = cn + Σ_i x_i·cm_i`` in float64; the float32 search
+    rounds x, cm and cn to float32 (3 roundings) and sums d + 1 terms with d fused
+    multiply-adds (or 2d roundings without the JIT). With u = 2⁻²⁴ and ``A`` from
+    :func:`scale`, each float32 value is within (2d + 3)·u·A of the exact sum of the
+    float64 inputs, and the float64 value within (d + 2)·2⁻⁵³·A < u·A of it, so within
+    δ = (2d + 4)·u·A of each other. A float32 gap above 2δ keeps the winner; the
+    tolerance is 4δ (twice that, which also covers rounding the gap and the tolerance),
+    plus 1e-30 for results in float32's subnormal range.
+    """
+    return 4.0 * (2 * d + 4) * _U32 * A + 1e-30
 
 
 def source(k: int, d: int, U: int) -> str:
     """Python source of the kernel for k centroids, d coordinates and U points per step.
 
-    ``kernel(X, w, Ct, counts, sums, c0, c1)`` fills chunks c0..c1-1 (runs 64·c0 ..) of
-    counts (k, R) and sums (k, d, R) from X (N, d), weights w (N,) and centroids
-    Ct (k, d, R), exactly as :func:`~dpcluster.kernels.assign._accumulate` does.
+    ``kernel(X, X32, w, Ct, counts, sums, c0, c1, tol, one)`` fills chunks c0..c1-1
+    (runs 64·c0 ..) of counts (k, R) and sums (k, d, R) from X (N, d), its float32 copy
+    X32, weights w (N,) and centroids Ct (k, d, R), exactly as
+    :func:`~dpcluster.kernels.assign._accumulate` does; ``tol`` is :func:`tolerance`,
+    ``one`` is 1.0 (an argument, so the compiler cannot turn ``fma(x, one, s)`` into an add).
     """
     out = [
         f"# generated by dpcluster.kernels.unrolled: k={k}, d={d}, U={U}. Do not edit.",
         "import numpy as np",
         "from numba import njit",
         "from dpcluster.kernels.assign import _expanded_tables",
-        "from dpcluster.kernels.codegen import select",
+        "from dpcluster.kernels.codegen import bitor, fma, select",
+        "from dpcluster.kernels.unrolled import _exact_labels",
         "",
         "",
         "@njit(cache=True, nogil=True)",
-        "def kernel(X, w, Ct, counts, sums, c0, c1):",
+        "def kernel(X, X32, w, Ct, counts, sums, c0, c1, tol, one):",
         "    N = X.shape[0]",
         "    R = Ct.shape[2]",
+        "    tol = np.float32(tol)",
+        f"    lab = np.empty(({U}, {LANES}), np.float32)",
         "    for c in range(c0, c1):",
         f"        r0 = c * {LANES}",
         f"        B = min(R, r0 + {LANES}) - r0",
         f"        cm, cn = _expanded_tables(Ct, r0, B, {d}, {LANES}, np.float64)",
+        "        cm32 = cm.astype(np.float32)",
+        "        cn32 = cn.astype(np.float32)",
+        f"        for j in range({k}):",  # unused lanes: distances 0, 1, 2, ... (no ties)
+        f"            for b in range(B, {LANES}):",
+        "                cn32[j, b] = np.float32(j)",
         f"        cnt = np.zeros(({k}, {LANES}))",
         f"        sm = np.zeros(({k}, {d}, {LANES}))",
         "        n = 0",
@@ -87,34 +143,78 @@ def source(k: int, d: int, U: int) -> str:
 
 
 def _steps(k: int, d: int, U: int, condition: str) -> list[str]:
-    """``while condition:`` one step of U points at ``n``, in all 64 lanes."""
+    """``while condition:`` one step of U points at ``n`` in all 64 lanes: the float32
+    search with its certificate, the float64 re-check, then the accumulation."""
     pad = " " * 16
+    f32 = "np.float32"
     lines = [f"        while {condition}:"]
     for u in range(U):
-        lines.append(f"            w{u} = w[n + {u}]")
-        for i in range(d):
-            lines.append(f"            x{u}_{i} = X[n + {u}, {i}]")
-            lines.append(f"            wx{u}_{i} = w{u} * x{u}_{i}")
-    lines.append(f"            for b in range({LANES}):")
+        lines += [f"            y{u}_{i} = X32[n + {u}, {i}]" for i in range(d)]
+    lines += ["            near = np.int32(0)", f"            for b in range({LANES}):"]
     for u in range(U):
-        lines += [f"{pad}bd{u} = np.inf", f"{pad}bi{u} = 0.0"]
-    for j in range(k):  # nearest centroid: cn[j] + Σ_i x_i cm[j, i], summed in order of i
-        lines += [f"{pad}c{i} = cm[{j}, {i}, b]" for i in range(d)]
-        lines.append(f"{pad}cj = cn[{j}, b]")
+        lines += [f"{pad}bd{u} = {f32}(np.inf)", f"{pad}sb{u} = {f32}(np.inf)"]
+        lines.append(f"{pad}bi{u} = {f32}(0.0)")
+    for j in range(k):  # fold centroid j into each point's best and second best
+        lines += [f"{pad}c{i} = cm32[{j}, {i}, b]" for i in range(d)]
+        lines.append(f"{pad}cj = cn32[{j}, b]")
         for u in range(U):
-            terms = [(f"x{u}_{i}", f"c{i}") for i in range(d)]
-            lines += codegen.nearest_step(pad, j, "cj", terms, f"bd{u}", f"bi{u}")
+            t = "cj"
+            for i in range(d):
+                t = f"fma(y{u}_{i}, c{i}, {t})"
+            lines += [
+                f"{pad}t = {t}",
+                f"{pad}h = select(t > bd{u}, t, bd{u})",
+                f"{pad}sb{u} = select(h < sb{u}, h, sb{u})",
+                f"{pad}g = t < bd{u}",
+                f"{pad}bd{u} = select(g, t, bd{u})",
+                f"{pad}bi{u} = select(g, {f32}({float(j)}), bi{u})",
+            ]
+    for u in range(U):  # label −1: not certified, search again in float64
+        lines += [
+            f"{pad}g = sb{u} - bd{u} <= tol",
+            f"{pad}lab[{u}, b] = select(g, {f32}(-1.0), bi{u})",
+            f"{pad}near = bitor(near, select(g, np.int32(1), np.int32(0)))",
+        ]
+    lines += ["            if near:", f"                _exact_labels(X, n, {U}, cm, cn, B, lab)"]
+    for u in range(U):
+        lines.append(f"            w{u} = w[n + {u}]")
+        lines += [f"            wx{u}_{i} = w{u} * X[n + {u}, {i}]" for i in range(d)]
+    lines.append(f"            for b in range({LANES}):")
+    lines += [f"{pad}l{u} = lab[{u}, b]" for u in range(U)]
     for j in range(k):  # each accumulator adds the step's points of its cluster in order
-        lines += [f"{pad}m{u} = bi{u} == {float(j)}" for u in range(U)]
-        lines.append(f"{pad}s = cnt[{j}, b]")
-        lines += [f"{pad}s = select(m{u}, s + w{u}, s)" for u in range(U)]
-        lines.append(f"{pad}cnt[{j}, b] = s")
-        for i in range(d):
-            lines.append(f"{pad}s = sm[{j}, {i}, b]")
-            lines += [f"{pad}s = select(m{u}, s + wx{u}_{i}, s)" for u in range(U)]
-            lines.append(f"{pad}sm[{j}, {i}, b] = s")
+        lines += [f"{pad}m{u} = l{u} == {f32}({float(j)})" for u in range(U)]
+        targets = [(f"cnt[{j}, b]", "w{u}")]
+        targets += [(f"sm[{j}, {i}, b]", f"wx{{u}}_{i}") for i in range(d)]
+        for a, (target, value) in enumerate(targets):
+            lines.append(f"{pad}s = {target}")
+            for u in range(U):
+                v = value.format(u=u)
+                add = f"fma({v}, one, s)" if a % 2 else f"s + {v}"
+                lines.append(f"{pad}s = select(m{u}, {add}, s)")
+            lines.append(f"{pad}{target} = s")
     lines.append(f"            n += {U}")
     return lines
+
+
+@njit(cache=True, nogil=True)
+def _exact_labels(X, n, U, cm, cn, B, lab):
+    """For points n..n+U-1 and lanes b < B whose ``lab[u, b]`` is −1 (not certified), the
+    nearest centroid as :func:`~dpcluster.kernels.assign._accumulate` finds it: float64
+    ``cn[j, b] + Σ_i x_i cm[j, i, b]`` summed in order of i, ties to the lowest index."""
+    k, D = cm.shape[0], cm.shape[1]
+    for u in range(U):
+        for b in range(B):
+            if lab[u, b] < 0:
+                best = np.inf
+                label = 0
+                for j in range(k):
+                    acc = cn[j, b]
+                    for i in range(D):
+                        acc += X[n + u, i] * cm[j, i, b]
+                    if acc < best:
+                        best = acc
+                        label = j
+                lab[u, b] = label
 
 
 @functools.cache
@@ -123,23 +223,37 @@ def compiled(k: int, d: int, U: int):
     return codegen.load(source(k, d, U), f"dpcluster_lloyd_k{k}_d{d}_u{U}").kernel
 
 
+def certifiable(X, Ct) -> bool:
+    """Whether the float32 search can certify its labels for this batch: finite data and
+    centroids with :func:`scale` at most ``MAX_SCALE``."""
+    A = scale(X, Ct)
+    return bool(np.isfinite(A) and A <= MAX_SCALE)
+
+
 def accumulate_unrolled(X, w, Ct, counts, sums) -> None:
     """:func:`~dpcluster.kernels.assign._accumulate` (float64 comparisons; same arguments
     and bits) through the generated kernel for Ct's (k, d); chunks of 64 runs are split
-    over ``numba.get_num_threads()`` threads. Requires ``unroll_points(k, d) > 0``."""
+    over ``numba.get_num_threads()`` threads. Requires ``unroll_points(k, d) > 0`` and
+    :func:`certifiable` (X, Ct)."""
     k, d, R = Ct.shape
     U = unroll_points(k, d)
     if not U:
         raise ValueError(f"no generated kernel for k={k}, d={d} (k·d > {MAX_KD})")
+    A = scale(X, Ct)
+    if not (np.isfinite(A) and A <= MAX_SCALE):
+        raise ValueError(f"the float32 search cannot certify labels at scale {A:.3g}")
+    tol = tolerance(d, A)
+    X32 = X.astype(np.float32)
     kernel = compiled(k, d, U)
     chunks = -(-R // LANES)
     threads = max(1, min(chunks, numba.get_num_threads()))
     bounds = [chunks * t // threads for t in range(threads + 1)]
+
+    def part(t):
+        kernel(X, X32, w, Ct, counts, sums, bounds[t], bounds[t + 1], tol, 1.0)
+
     if threads == 1:
-        kernel(X, w, Ct, counts, sums, 0, chunks)
+        part(0)
         return
     with ThreadPoolExecutor(threads) as pool:
-        done = pool.map(
-            lambda t: kernel(X, w, Ct, counts, sums, bounds[t], bounds[t + 1]), range(threads)
-        )
-        list(done)
+        list(pool.map(part, range(threads)))
