@@ -466,6 +466,38 @@ def test_point_lane_kernel_is_bit_identical_to_the_loop_kernel(k, d):
     np.testing.assert_allclose(out[1][1], ref_s, rtol=1e-12, atol=1e-9)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # float32 overflow without the JIT
+@pytest.mark.parametrize("magnitude", [1.0, 1e20])
+def test_point_lane_kernel_resolves_float32_near_ties_and_overflow(magnitude):
+    """Points halfway between two centroids 1e-9 to 1e-7 apart (float32 cannot order them)
+    must be searched again in float64; at 1e20 the float32 squares overflow, every gap is
+    NaN or inf, and every point must be. Either way: the loop kernel's bits."""
+    from dpcluster.kernels import points
+
+    k, d = 3, 2
+    rng = np.random.default_rng(3)
+    N = points.SLICE + 5 if numba.config.DISABLE_JIT else points.POINT_BLOCK + 700
+    C = rng.uniform(-1, 1, (k, d))
+    C[1] = C[0] + np.array([3e-9, -1e-7])
+    X = rng.uniform(-1, 1, (N, d))
+    X[::3] = (C[0] + C[1]) / 2 + rng.normal(0, 1e-8, (len(X[::3]), d))
+    X, C = X * magnitude, C * magnitude
+    w = np.ones(N)
+    out = []
+    for generated in (False, True):
+        counts, sums = np.zeros(k), np.zeros((k, d))
+        points.accumulate_points(X, w, C, counts, sums, generated=generated)
+        out.append((counts, sums))
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+    assert out[0][0][1] > 0  # the near-tie pair split the points between them
+    if magnitude == 1.0:  # the test can fail: float32 alone orders some of them wrongly
+        X32, C32 = X.astype(np.float32), C.astype(np.float32)
+        e32 = (C32**2).sum(-1) - 2 * X32 @ C32.T
+        e64 = (C**2).sum(-1) - 2 * X @ C.T
+        assert (e32.argmin(-1) != e64.argmin(-1)).any()
+
+
 def test_large_single_fits_take_the_point_lane_kernel(monkeypatch):
     from dpcluster.kernels import points
 

@@ -74,7 +74,10 @@ def scale(X, Ct) -> float:
     and run, the magnitude the rounding errors of the expanded distance scale with."""
     cn = np.einsum("jir,jir->jr", Ct, Ct).max(initial=0.0)
     cm = 2.0 * np.abs(Ct).max(axis=(0, 2), initial=0.0)
-    return float(cn + np.abs(X).max(axis=0, initial=0.0) @ cm)
+    if len(X) == 0:
+        return float(cn)
+    mx = np.maximum(X.max(axis=0), -X.min(axis=0))  # max |x_i| without a copy of X
+    return float(cn + mx @ cm)
 
 
 def tolerance(d: int, A: float) -> float:
@@ -169,11 +172,11 @@ def _steps(k: int, d: int, U: int, condition: str) -> list[str]:
                 f"{pad}bd{u} = select(g, t, bd{u})",
                 f"{pad}bi{u} = select(g, {f32}({float(j)}), bi{u})",
             ]
-    for u in range(U):  # label −1: not certified, search again in float64
+    for u in range(U):  # label −1: not certified (a NaN gap neither), search again in float64
         lines += [
-            f"{pad}g = sb{u} - bd{u} <= tol",
-            f"{pad}lab[{u}, b] = select(g, {f32}(-1.0), bi{u})",
-            f"{pad}near = bitor(near, select(g, np.int32(1), np.int32(0)))",
+            f"{pad}g = sb{u} - bd{u} > tol",
+            f"{pad}lab[{u}, b] = select(g, bi{u}, {f32}(-1.0))",
+            f"{pad}near = bitor(near, select(g, np.int32(0), np.int32(1)))",
         ]
     lines += ["            if near:", f"                _exact_labels(X, n, {U}, cm, cn, B, lab)"]
     for u in range(U):
