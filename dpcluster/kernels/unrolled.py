@@ -110,7 +110,7 @@ def source(k: int, d: int, U: int) -> str:
         "from numba import njit",
         "from dpcluster.kernels.assign import _expanded_tables",
         "from dpcluster.kernels.codegen import bitor, fma, select",
-        "from dpcluster.kernels.unrolled import _exact_labels",
+        "from dpcluster.kernels.unrolled import _exact_labels, _tail",
         "",
         "",
         "@njit(cache=True, nogil=True)",
@@ -132,8 +132,8 @@ def source(k: int, d: int, U: int) -> str:
         f"        sm = np.zeros(({k}, {d}, {LANES}))",
         "        n = 0",
     ]
-    out += _steps(k, d, U, f"n + {U} <= N")
-    out += _steps(k, d, 1, "n < N")  # the last N mod U points, one at a time
+    out += _steps(k, d, U)
+    out.append("        _tail(X, w, n, cm, cn, B, cnt, sm)  # the last N mod U points")
     out += [
         f"        for j in range({k}):",
         "            for b in range(B):",
@@ -145,12 +145,12 @@ def source(k: int, d: int, U: int) -> str:
     return "\n".join(out)
 
 
-def _steps(k: int, d: int, U: int, condition: str) -> list[str]:
-    """``while condition:`` one step of U points at ``n`` in all 64 lanes: the float32
+def _steps(k: int, d: int, U: int) -> list[str]:
+    """While U points remain, one step of U points at ``n`` in all 64 lanes: the float32
     search with its certificate, the float64 re-check, then the accumulation."""
     pad = " " * 16
     f32 = "np.float32"
-    lines = [f"        while {condition}:"]
+    lines = [f"        while n + {U} <= N:"]
     for u in range(U):
         lines += [f"            y{u}_{i} = X32[n + {u}, {i}]" for i in range(d)]
     lines += ["            near = np.int32(0)", f"            for b in range({LANES}):"]
@@ -202,22 +202,40 @@ def _steps(k: int, d: int, U: int, condition: str) -> list[str]:
 @njit(cache=True, nogil=True)
 def _exact_labels(X, n, U, cm, cn, B, lab):
     """For points n..n+U-1 and lanes b < B whose ``lab[u, b]`` is −1 (not certified), the
-    nearest centroid as :func:`~dpcluster.kernels.assign._accumulate` finds it: float64
-    ``cn[j, b] + Σ_i x_i cm[j, i, b]`` summed in order of i, ties to the lowest index."""
-    k, D = cm.shape[0], cm.shape[1]
+    nearest centroid as :func:`~dpcluster.kernels.assign._accumulate` finds it."""
     for u in range(U):
         for b in range(B):
             if lab[u, b] < 0:
-                best = np.inf
-                label = 0
-                for j in range(k):
-                    acc = cn[j, b]
-                    for i in range(D):
-                        acc += X[n + u, i] * cm[j, i, b]
-                    if acc < best:
-                        best = acc
-                        label = j
-                lab[u, b] = label
+                lab[u, b] = _exact_label(X, n + u, cm, cn, b)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _exact_label(X, p, cm, cn, b):
+    """Point p's nearest centroid in lane b: float64 ``cn[j, b] + Σ_i x_i cm[j, i, b]``
+    summed in order of i, ties to the lowest index (as the loop kernel)."""
+    best = np.inf
+    label = 0
+    for j in range(cm.shape[0]):
+        acc = cn[j, b]
+        for i in range(cm.shape[1]):
+            acc += X[p, i] * cm[j, i, b]
+        if acc < best:
+            best = acc
+            label = j
+    return label
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _tail(X, w, n, cm, cn, B, cnt, sm):
+    """Points n..N-1 (fewer than U), searched and added in float64 exactly as the loop
+    kernel does, after all earlier points: a second generated path for them would double
+    the compilation time."""
+    for p in range(n, X.shape[0]):
+        for b in range(B):
+            j = _exact_label(X, p, cm, cn, b)
+            cnt[j, b] += w[p]
+            for i in range(cm.shape[1]):
+                sm[j, i, b] += w[p] * X[p, i]
 
 
 @functools.cache
