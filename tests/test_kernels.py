@@ -433,6 +433,21 @@ def test_generated_source_is_cached_in_the_configured_folder(tmp_path, monkeypat
         unrolled.accumulate_unrolled(X, w, np.zeros((65, 1, 3)), counts, sums)
 
 
+def _loop_and_point_lane_stats(X, w, C):
+    """[(counts, sums) of the loop kernel, of the generated point-lane kernel]; asserts
+    they are bit-identical."""
+    from dpcluster.kernels import points
+
+    out = []
+    for generated in (False, True):
+        counts, sums = np.zeros(len(C)), np.zeros(C.shape)
+        points.accumulate_points(X, w, C, counts, sums, generated=generated)
+        out.append((counts, sums))
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+    return out
+
+
 @pytest.mark.parametrize(
     "k,d",
     [
@@ -454,13 +469,7 @@ def test_point_lane_kernel_is_bit_identical_to_the_loop_kernel(k, d):
     C[-1] = C[0]
     X[5] = C[0]
     w = rng.uniform(-1, 2, N)
-    out = []
-    for generated in (False, True):
-        counts, sums = np.zeros(k), np.zeros((k, d))
-        points.accumulate_points(X, w, C, counts, sums, generated=generated)
-        out.append((counts, sums))
-    np.testing.assert_array_equal(out[0][0], out[1][0])
-    np.testing.assert_array_equal(out[0][1], out[1][1])
+    out = _loop_and_point_lane_stats(X, w, C)
     ref_c, ref_s = naive.cluster_stats(X, C, w)
     np.testing.assert_allclose(out[1][0], ref_c, rtol=1e-12, atol=1e-9)
     np.testing.assert_allclose(out[1][1], ref_s, rtol=1e-12, atol=1e-9)
@@ -483,13 +492,7 @@ def test_point_lane_kernel_resolves_float32_near_ties_and_overflow(magnitude):
     X[::3] = (C[0] + C[1]) / 2 + rng.normal(0, 1e-8, (len(X[::3]), d))
     X, C = X * magnitude, C * magnitude
     w = np.ones(N)
-    out = []
-    for generated in (False, True):
-        counts, sums = np.zeros(k), np.zeros((k, d))
-        points.accumulate_points(X, w, C, counts, sums, generated=generated)
-        out.append((counts, sums))
-    np.testing.assert_array_equal(out[0][0], out[1][0])
-    np.testing.assert_array_equal(out[0][1], out[1][1])
+    out = _loop_and_point_lane_stats(X, w, C)
     assert out[0][0][1] > 0  # the near-tie pair split the points between them
     if magnitude == 1.0:  # the test can fail: float32 alone orders some of them wrongly
         X32, C32 = X.astype(np.float32), C.astype(np.float32)

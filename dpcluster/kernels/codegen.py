@@ -87,18 +87,22 @@ def _bitor_overload(a, b):
     return lambda a, b: _bitor(a, b)
 
 
-def nearest_step(pad: str, j: int, base: str, terms, best: str, label: str) -> list[str]:
-    """Source lines folding centroid ``j`` into a running nearest-centroid search:
-    ``t = base + Σ x·c`` over ``terms`` (pairs of names), summed in their order, then
-    ``best, label = t, j`` where ``t < best`` (strict: ties keep the lower index)."""
+def certified_step(pad: str, j: int, base: str, terms, best: str, second: str, label: str):
+    """Source lines folding centroid ``j`` into a float32 nearest-centroid search that also
+    keeps the second best (the certificate of :mod:`.unrolled` and :mod:`.points`):
+    ``t = base + Σ x·c`` over ``terms`` (pairs of names) as a chain of fused multiply-adds
+    in their order, then ``second = min(second, max(best, t))`` and ``best, label = t, j``
+    where ``t < best`` (strict: ties keep the lower index)."""
     t = base
     for x, c in terms:
-        t = f"({t} + {x} * {c})"
+        t = f"fma({x}, {c}, {t})"
     return [
         f"{pad}t = {t}",
+        f"{pad}h = select(t > {best}, t, {best})",
+        f"{pad}{second} = select(h < {second}, h, {second})",
         f"{pad}g = t < {best}",
         f"{pad}{best} = select(g, t, {best})",
-        f"{pad}{label} = select(g, {float(j)}, {label})",
+        f"{pad}{label} = select(g, np.float32({float(j)}), {label})",
     ]
 
 

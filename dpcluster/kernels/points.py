@@ -166,17 +166,8 @@ def point_lanes_source(k: int, d: int) -> str:
         f"{pad}bi = {f32}(0.0)",
     ]
     for j in range(k):  # float32 distance, best and second best (see .unrolled)
-        t = f"cn{j}"
-        for i in range(d):
-            t = f"fma(x{i}, cm{j}_{i}, {t})"
-        out += [
-            f"{pad}t = {t}",
-            f"{pad}h = select(t > bd, t, bd)",
-            f"{pad}sb = select(h < sb, h, sb)",
-            f"{pad}g = t < bd",
-            f"{pad}bd = select(g, t, bd)",
-            f"{pad}bi = select(g, {f32}({float(j)}), bi)",
-        ]
+        terms = [(f"x{i}", f"cm{j}_{i}") for i in range(d)]
+        out += codegen.certified_step(pad, j, f"cn{j}", terms, "bd", "sb", "bi")
     out += [
         f"{pad}g = sb - bd > fma(tol1, xx, tol0)",  # false for NaN too
         f"{pad}lab[p] = select(g, bi, {f32}(-1.0))",

@@ -161,17 +161,8 @@ def _steps(k: int, d: int, U: int) -> list[str]:
         lines += [f"{pad}c{i} = cm32[{j}, {i}, b]" for i in range(d)]
         lines.append(f"{pad}cj = cn32[{j}, b]")
         for u in range(U):
-            t = "cj"
-            for i in range(d):
-                t = f"fma(y{u}_{i}, c{i}, {t})"
-            lines += [
-                f"{pad}t = {t}",
-                f"{pad}h = select(t > bd{u}, t, bd{u})",
-                f"{pad}sb{u} = select(h < sb{u}, h, sb{u})",
-                f"{pad}g = t < bd{u}",
-                f"{pad}bd{u} = select(g, t, bd{u})",
-                f"{pad}bi{u} = select(g, {f32}({float(j)}), bi{u})",
-            ]
+            terms = [(f"y{u}_{i}", f"c{i}") for i in range(d)]
+            lines += codegen.certified_step(pad, j, "cj", terms, f"bd{u}", f"sb{u}", f"bi{u}")
     for u in range(U):  # label −1: not certified (a NaN gap neither), search again in float64
         lines += [
             f"{pad}g = sb{u} - bd{u} > tol",
