@@ -395,22 +395,31 @@ def test_large_batches_take_the_generated_kernel_and_small_ones_the_loop(monkeyp
 
     calls = []
     real = assign.accumulate_unrolled
-    monkeypatch.setattr(assign, "accumulate_unrolled", lambda *a: calls.append(1) or real(*a))
+
+    def counted(*a):
+        calls.append(real(*a))
+        return calls[-1]
+
+    monkeypatch.setattr(assign, "accumulate_unrolled", counted)
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, (5, 2))
     for R, used in ((assign.UNROLLED_MIN_RUNS - 1, 0), (assign.UNROLLED_MIN_RUNS, 1)):
         calls.clear()
         C = rng.uniform(-1, 1, (R, 3, 2))
         kernels.cluster_stats(X, C)
-        assert len(calls) == used
+        assert calls == [True] * used
     calls.clear()
     # k·d = 65: no generated kernel
     kernels.cluster_stats(rng.uniform(-1, 1, (5, 5)), rng.uniform(-1, 1, (300, 13, 5)))
     kernels.cluster_stats(X, C, distances="float32")
     kernels.cluster_stats(X, C, masked=True)
-    # values float32 cannot certify: the loop kernel
-    kernels.cluster_stats(X * 1e16, C * 1e16)
     assert not calls
+    # values float32 cannot certify: the generated kernel declines, the loop kernel serves
+    got = kernels.cluster_stats(X * 1e16, C * 1e16)
+    assert calls == [False]
+    ref = kernels.cluster_stats(X * 1e16, C * 1e16, masked=True)
+    np.testing.assert_array_equal(got[0], ref[0])
+    np.testing.assert_array_equal(got[1], ref[1])
 
 
 def test_generated_source_is_cached_in_the_configured_folder(tmp_path, monkeypatch):

@@ -19,7 +19,7 @@ import functools
 import numpy as np
 from numba import njit, prange
 
-from .unrolled import accumulate_unrolled, certifiable, unroll_points
+from .unrolled import accumulate_unrolled, unroll_points
 
 #: up to this many centroids the per-lane scatter of a point into its cluster's count and
 #: sums is replaced by a masked add over every centroid (vectorised over the lanes, with the
@@ -192,14 +192,8 @@ def accumulate_batched(
     runs whose k·d has a generated kernel goes to :mod:`.unrolled`, with the same bits.
     """
     k, d, R = Ct.shape
-    if (
-        not single
-        and masked is None
-        and R >= UNROLLED_MIN_RUNS
-        and unroll_points(k, d)
-        and certifiable(X, Ct)
-    ):
-        accumulate_unrolled(X, w, Ct, counts, sums)
+    generated = not single and masked is None and R >= UNROLLED_MIN_RUNS and unroll_points(k, d)
+    if generated and accumulate_unrolled(X, w, Ct, counts, sums):
         return
     masked = k <= MASKED_MAX_K if masked is None else bool(masked)
     kernel = _accumulator(

@@ -235,25 +235,19 @@ def compiled(k: int, d: int, U: int):
     return codegen.load(source(k, d, U), f"dpcluster_lloyd_k{k}_d{d}_u{U}").kernel
 
 
-def certifiable(X, Ct) -> bool:
-    """Whether the float32 search can certify its labels for this batch: finite data and
-    centroids with :func:`scale` at most ``MAX_SCALE``."""
-    A = scale(X, Ct)
-    return bool(np.isfinite(A) and A <= MAX_SCALE)
-
-
-def accumulate_unrolled(X, w, Ct, counts, sums) -> None:
+def accumulate_unrolled(X, w, Ct, counts, sums) -> bool:
     """:func:`~dpcluster.kernels.assign._accumulate` (float64 comparisons; same arguments
     and bits) through the generated kernel for Ct's (k, d); chunks of 64 runs are split
-    over ``numba.get_num_threads()`` threads. Requires ``unroll_points(k, d) > 0`` and
-    :func:`certifiable` (X, Ct)."""
+    over ``numba.get_num_threads()`` threads. Requires ``unroll_points(k, d) > 0``.
+    Returns False, having done nothing, when the float32 search cannot certify its labels
+    (non-finite values, or :func:`scale` above ``MAX_SCALE``): the loop kernel is for those."""
     k, d, R = Ct.shape
     U = unroll_points(k, d)
     if not U:
         raise ValueError(f"no generated kernel for k={k}, d={d} (k·d > {MAX_KD})")
     A = scale(X, Ct)
     if not (np.isfinite(A) and A <= MAX_SCALE):
-        raise ValueError(f"the float32 search cannot certify labels at scale {A:.3g}")
+        return False
     tol = tolerance(d, A)
     X32 = X.astype(np.float32)
     kernel = compiled(k, d, U)
@@ -266,6 +260,7 @@ def accumulate_unrolled(X, w, Ct, counts, sums) -> None:
 
     if threads == 1:
         part(0)
-        return
-    with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(part, range(threads)))
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(part, range(threads)))
+    return True
