@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 import yaml
 
@@ -218,3 +219,25 @@ def test_python_api_refuses_data_that_break_the_sensitivity():
         dplloyd(X * 3, 3, 1.0, init, rng)
     with pytest.raises(ValueError, match="match X's d = 2"):
         eugkm(X, 3, 1.0, rng.uniform(-1, 1, (4, 3, 5)), rng)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, 2.5 * (1 + 1e-9), -3.0])
+def test_one_bad_entry_in_a_later_block_is_found(bad):
+    """The one-pass scan (dpcluster/kernels/scan.py) over several blocks: one entry that is
+    not finite or outside [-r, r] is counted wherever it is; the bound itself is inside."""
+    from dpcluster.algorithms import checks
+    from dpcluster.kernels.scan import SCAN_BLOCK, count_outside
+
+    X = np.random.default_rng(1).uniform(-2.5, 2.5, (2 * SCAN_BLOCK + 3, 3))
+    X[0, 0], X[1, 1] = 2.5, -2.5
+    assert count_outside(X, 2.5) == 0
+    assert checks.points(X, r=2.5) is X
+    X[SCAN_BLOCK + 7, 2] = bad
+    assert count_outside(X, 2.5) == 1
+    with pytest.raises(
+        ValueError,
+        match="non-finite value at row"
+        if np.isnan(bad) or np.isinf(bad)
+        else r"must lie in \[-2.5, 2.5\]",
+    ):
+        checks.points(X, r=2.5)

@@ -443,17 +443,22 @@ def test_generated_source_is_cached_in_the_configured_folder(tmp_path, monkeypat
 
 
 def _loop_and_point_lane_stats(X, w, C):
-    """[(counts, sums) of the loop kernel, of the generated point-lane kernel]; asserts
-    they are bit-identical."""
+    """[(counts, sums) of the loop kernel, of the generated point-lane kernel, and when
+    every weight is 1 of the generated unit-weight kernel]; asserts they are
+    bit-identical."""
     from dpcluster.kernels import points
 
     out = []
-    for generated in (False, True):
+    unit = (w == 1.0).all()
+    for generated, weights in ((False, w), (True, w), (True, None)):
+        if weights is None and not unit:
+            continue
         counts, sums = np.zeros(len(C)), np.zeros(C.shape)
-        points.accumulate_points(X, w, C, counts, sums, generated=generated)
+        points.accumulate_points(X, weights, C, counts, sums, generated=generated)
         out.append((counts, sums))
-    np.testing.assert_array_equal(out[0][0], out[1][0])
-    np.testing.assert_array_equal(out[0][1], out[1][1])
+    for counts, sums in out[1:]:  # the weighted kernel, and the unit-weight one
+        np.testing.assert_array_equal(out[0][0], counts)
+        np.testing.assert_array_equal(out[0][1], sums)
     return out
 
 
@@ -477,11 +482,11 @@ def test_point_lane_kernel_is_bit_identical_to_the_loop_kernel(k, d):
     C = rng.uniform(-1, 1, (k, d))
     C[-1] = C[0]
     X[5] = C[0]
-    w = rng.uniform(-1, 2, N)
-    out = _loop_and_point_lane_stats(X, w, C)
-    ref_c, ref_s = naive.cluster_stats(X, C, w)
-    np.testing.assert_allclose(out[1][0], ref_c, rtol=1e-12, atol=1e-9)
-    np.testing.assert_allclose(out[1][1], ref_s, rtol=1e-12, atol=1e-9)
+    for w in (rng.uniform(-1, 2, N), np.ones(N)):
+        out = _loop_and_point_lane_stats(X, w, C)
+        ref_c, ref_s = naive.cluster_stats(X, C, w)
+        np.testing.assert_allclose(out[1][0], ref_c, rtol=1e-12, atol=1e-9)
+        np.testing.assert_allclose(out[1][1], ref_s, rtol=1e-12, atol=1e-9)
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # float32 overflow without the JIT
@@ -514,14 +519,38 @@ def test_large_single_fits_take_the_point_lane_kernel(monkeypatch):
     from dpcluster.kernels import points
 
     calls = []
-    monkeypatch.setattr(points, "_generated", lambda k, d: lambda *a: calls.append((k, d)))
+    monkeypatch.setattr(
+        points, "_generated", lambda k, d, weighted: lambda *a: calls.append((k, d, weighted))
+    )
     X = np.zeros((points.GENERATED_MIN_POINTS, 2))
     out = np.zeros(3), np.zeros((3, 2))
     points.accumulate_points(X, np.ones(len(X)), np.zeros((3, 2)), *out)
-    assert calls == [(3, 2)]
+    points.accumulate_points(X, None, np.zeros((3, 2)), *out)
+    assert calls == [(3, 2, True), (3, 2, False)]
     points.accumulate_points(X[:-1], np.ones(len(X) - 1), np.zeros((3, 2)), *out)
     wide = np.zeros((len(X), 13))
     points.accumulate_points(
         wide, np.ones(len(X)), np.zeros((10, 13)), np.zeros(10), np.zeros((10, 13))
     )
-    assert calls == [(3, 2)]
+    assert calls == [(3, 2, True), (3, 2, False)]
+
+
+@pytest.mark.parametrize("d,n", [(1, 16), (3, 8), (10, 16)])
+def test_rows_to_lanes_writes_float32_columns(d, n):
+    """The shuffle intrinsic against its definition: n records from an offset row, written
+    as float32 columns at an offset; every other entry of the target is left alone."""
+    from numba import njit
+
+    from dpcluster.kernels.codegen import rows_to_lanes
+
+    @njit
+    def copy(X, row, xt, col):
+        rows_to_lanes(X, row, xt, col, d, n)
+
+    rng = np.random.default_rng(d)
+    X = rng.uniform(-1, 1, (n + 9, d)) * 10.0 ** rng.integers(-42, 30, (n + 9, d))
+    xt = np.full((d, n + 20), -7.0, np.float32)
+    copy(X, 5, xt, 11)
+    want = np.full_like(xt, -7.0)
+    want[:, 11 : 11 + n] = X[5 : 5 + n].astype(np.float32).T
+    np.testing.assert_array_equal(xt, want)

@@ -62,7 +62,7 @@ def cluster_stats_single(X: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np.n
     X = _as_points(X)
     C = np.ascontiguousarray(C, np.float64)
     counts, sums = np.zeros(C.shape[0]), np.zeros(C.shape)
-    accumulate_points(X, np.ones(X.shape[0]), C, counts, sums)
+    accumulate_points(X, None, C, counts, sums)
     return counts, sums
 
 

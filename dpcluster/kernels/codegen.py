@@ -16,7 +16,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from numba.core import types
+import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
 from numba.extending import intrinsic, overload
 
 
@@ -85,6 +87,93 @@ def _bitor(typingctx, a, b):
 @overload(bitor, inline="always")
 def _bitor_overload(a, b):
     return lambda a, b: _bitor(a, b)
+
+
+def rows_to_lanes(X, row, xt, col, d, n):
+    """``xt[i, col + p] = float32(X[row + p, i])`` for p < n, i < d: n consecutive records
+    of X (N, d) float64, C-contiguous, written as float32 columns of xt (d, width).
+    ``d`` and ``n`` must be integer constants. Compiled, it is one load of the n·d
+    contiguous doubles, one conversion, and d shuffles that pick every d-th value; the
+    element-by-element copy, which LLVM does not vectorise (a stride-d gather), was the
+    point-lane kernel's largest cost (docs/performance.md)."""
+    for p in range(n):
+        for i in range(d):
+            xt[i, col + p] = np.float32(X[row + p, i])
+
+
+@intrinsic
+def _rows_to_lanes(typingctx, X, row, xt, col, d, n):
+    if not (isinstance(d, types.IntegerLiteral) and isinstance(n, types.IntegerLiteral)):
+        return None
+    if (X.ndim, X.layout, X.dtype, xt.ndim, xt.layout, xt.dtype) != (
+        2,
+        "C",
+        types.float64,
+        2,
+        "C",
+        types.float32,
+    ):
+        return None  # the one wide load needs contiguous rows
+    D, L = d.literal_value, n.literal_value
+
+    def codegen(context, builder, signature, args):
+        src = context.make_array(signature.args[0])(context, builder, args[0])
+        dst = context.make_array(signature.args[2])(context, builder, args[2])
+        row, col = args[1], args[3]
+        width = cgutils.unpack_tuple(builder, dst.shape)[1]
+        start = builder.gep(src.data, [builder.mul(row, ir.Constant(row.type, D))])
+        wide = ir.VectorType(ir.DoubleType(), D * L)
+        values = builder.fptrunc(
+            builder.load(builder.bitcast(start, wide.as_pointer()), align=8),
+            ir.VectorType(ir.FloatType(), D * L),
+        )
+        lane = ir.VectorType(ir.FloatType(), L)
+        undef = ir.Constant(values.type, ir.Undefined)
+        for i in range(D):
+            mask = ir.Constant(ir.VectorType(ir.IntType(32), L), [i + D * p for p in range(L)])
+            column = builder.shuffle_vector(values, undef, mask)
+            offset = builder.add(builder.mul(ir.Constant(width.type, i), width), col)
+            target = builder.bitcast(builder.gep(dst.data, [offset]), lane.as_pointer())
+            builder.store(column, target, align=4)
+        return context.get_dummy_value()
+
+    return types.none(X, row, xt, col, d, n), codegen
+
+
+@overload(rows_to_lanes, inline="always", prefer_literal=True)
+def _rows_to_lanes_overload(X, row, xt, col, d, n):
+    return lambda X, row, xt, col, d, n: _rows_to_lanes(X, row, xt, col, d, n)
+
+
+def prefetch(X, row, col):
+    """Ask the CPU to bring ``X[row, col]``'s cache line closer (a hint: no effect on
+    results, and no fault for an address past the end). Compiled, it is one prefetch
+    instruction; without the JIT, nothing."""
+
+
+@intrinsic
+def _prefetch(typingctx, X, row, col):
+    if not isinstance(X, types.Array) or X.ndim != 2 or X.layout != "C":
+        return None
+
+    def codegen(context, builder, signature, args):
+        arr = context.make_array(signature.args[0])(context, builder, args[0])
+        width = cgutils.unpack_tuple(builder, arr.shape)[1]
+        offset = builder.add(builder.mul(args[1], width), args[2])
+        address = builder.bitcast(builder.gep(arr.data, [offset]), ir.IntType(8).as_pointer())
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [address.type, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        # read, keep in all cache levels, data cache
+        builder.call(fn, [address, i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.none(X, types.intp, types.intp), codegen
+
+
+@overload(prefetch, inline="always")
+def _prefetch_overload(X, row, col):
+    return lambda X, row, col: _prefetch(X, row, col)
 
 
 def certified_step(pad: str, j: int, base: str, terms, best: str, second: str, label: str):
