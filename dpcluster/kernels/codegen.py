@@ -101,6 +101,58 @@ def rows_to_lanes(X, row, xt, col, d, n):
             xt[i, col + p] = np.float32(X[row + p, i])
 
 
+def _transposed_by_one_shuffle(builder, data, first, D, L):
+    """The d float32 columns of L records from ``data + first``: one load of the L·D
+    doubles, one conversion, and a shuffle per column picking every D-th value."""
+    wide = ir.VectorType(ir.DoubleType(), D * L)
+    start = builder.gep(data, [first])
+    values = builder.fptrunc(
+        builder.load(builder.bitcast(start, wide.as_pointer()), align=8),
+        ir.VectorType(ir.FloatType(), D * L),
+    )
+    undef = ir.Constant(values.type, ir.Undefined)
+    i32s = ir.VectorType(ir.IntType(32), L)
+    return [
+        builder.shuffle_vector(values, undef, ir.Constant(i32s, [i + D * p for p in range(L)]))
+        for i in range(D)
+    ]
+
+
+#: the two-source shuffles of an 8x8 transpose (indices 8-15 pick from the second source):
+#: unpack low/high, then pairs of pairs, then 128-bit halves
+_UNPACK = ([0, 8, 1, 9, 4, 12, 5, 13], [2, 10, 3, 11, 6, 14, 7, 15])
+_PAIRS = ([0, 1, 8, 9, 4, 5, 12, 13], [2, 3, 10, 11, 6, 7, 14, 15])
+_HALVES = ([0, 1, 2, 3, 8, 9, 10, 11], [4, 5, 6, 7, 12, 13, 14, 15])
+
+
+def _transposed_8x8_blocks(builder, data, first, D):
+    """The D ≥ 8 float32 columns of 8 records from ``data + first``: for each group of 8
+    columns (the last group shifted back to end at column D, so no load leaves a row), 8
+    row loads and conversions and the 24 in-lane shuffles of an 8x8 transpose (LLVM keeps
+    only the shuffles whose columns are used)."""
+    f8 = ir.VectorType(ir.FloatType(), 8)
+    d8 = ir.VectorType(ir.DoubleType(), 8)
+    i32s = ir.VectorType(ir.IntType(32), 8)
+
+    def shuffle(a, b, mask):
+        return builder.shuffle_vector(a, b, ir.Constant(i32s, mask))
+
+    columns = {}
+    for c0 in [*range(0, D - 7, 8), *([D - 8] if D % 8 else [])]:
+        rows = []
+        for r in range(8):
+            start = builder.gep(data, [builder.add(first, ir.Constant(first.type, r * D + c0))])
+            values = builder.load(builder.bitcast(start, d8.as_pointer()), align=8)
+            rows.append(builder.fptrunc(values, f8))
+        t = [shuffle(rows[2 * q], rows[2 * q + 1], m) for q in range(4) for m in _UNPACK]
+        u = [shuffle(t[a], t[a + 2], m) for a in (0, 1, 4, 5) for m in _PAIRS]
+        # u[0..3] hold rows 0-3 of columns (0, 4), (1, 5), (2, 6), (3, 7); u[4..7] rows 4-7
+        for h, m in enumerate(_HALVES):
+            for c in range(4):
+                columns.setdefault(c0 + 4 * h + c, (u[c], u[c + 4], m))
+    return [shuffle(*columns[i]) for i in range(D)]
+
+
 @intrinsic
 def _rows_to_lanes(typingctx, X, row, xt, col, d, n):
     if not (isinstance(d, types.IntegerLiteral) and isinstance(n, types.IntegerLiteral)):
@@ -121,17 +173,13 @@ def _rows_to_lanes(typingctx, X, row, xt, col, d, n):
         dst = context.make_array(signature.args[2])(context, builder, args[2])
         row, col = args[1], args[3]
         width = cgutils.unpack_tuple(builder, dst.shape)[1]
-        start = builder.gep(src.data, [builder.mul(row, ir.Constant(row.type, D))])
-        wide = ir.VectorType(ir.DoubleType(), D * L)
-        values = builder.fptrunc(
-            builder.load(builder.bitcast(start, wide.as_pointer()), align=8),
-            ir.VectorType(ir.FloatType(), D * L),
-        )
+        first = builder.mul(row, ir.Constant(row.type, D))
         lane = ir.VectorType(ir.FloatType(), L)
-        undef = ir.Constant(values.type, ir.Undefined)
-        for i in range(D):
-            mask = ir.Constant(ir.VectorType(ir.IntType(32), L), [i + D * p for p in range(L)])
-            column = builder.shuffle_vector(values, undef, mask)
+        if L == 8 and D >= 8:
+            columns = _transposed_8x8_blocks(builder, src.data, first, D)
+        else:
+            columns = _transposed_by_one_shuffle(builder, src.data, first, D, L)
+        for i, column in enumerate(columns):
             offset = builder.add(builder.mul(ir.Constant(width.type, i), width), col)
             target = builder.bitcast(builder.gep(dst.data, [offset]), lane.as_pointer())
             builder.store(column, target, align=4)
@@ -145,16 +193,61 @@ def _rows_to_lanes_overload(X, row, xt, col, d, n):
     return lambda X, row, xt, col, d, n: _rows_to_lanes(X, row, xt, col, d, n)
 
 
-def prefetch(X, row, col):
-    """Ask the CPU to bring ``X[row, col]``'s cache line closer (a hint: no effect on
-    results, and no fault for an address past the end). Compiled, it is one prefetch
-    instruction; without the JIT, nothing."""
+def add_row(S, at, X, row, d):
+    """``S.flat[at + i] += X[row, i]`` for i < d, with ``d`` an integer constant, S and X
+    C-contiguous float64. Compiled, it is one vector load, add and store per register of
+    values (the same roundings as d scalar adds, which LLVM does not vectorise here)."""
+    flat = S.reshape(-1)
+    for i in range(d):
+        flat[at + i] += X[row, i]
 
 
 @intrinsic
-def _prefetch(typingctx, X, row, col):
+def _add_row(typingctx, S, at, X, row, d):
+    if not isinstance(d, types.IntegerLiteral):
+        return None
+    for array in (S, X):
+        if not (isinstance(array, types.Array) and array.layout == "C"):
+            return None
+        if array.dtype != types.float64:
+            return None
+    if X.ndim != 2:
+        return None
+    D = d.literal_value
+
+    def codegen(context, builder, signature, args):
+        dst = context.make_array(signature.args[0])(context, builder, args[0])
+        src = context.make_array(signature.args[2])(context, builder, args[2])
+        vec = ir.VectorType(ir.DoubleType(), D)
+        start = builder.gep(src.data, [builder.mul(args[3], ir.Constant(args[3].type, D))])
+        values = builder.load(builder.bitcast(start, vec.as_pointer()), align=8)
+        target = builder.bitcast(builder.gep(dst.data, [args[1]]), vec.as_pointer())
+        builder.store(builder.fadd(builder.load(target, align=8), values), target, align=8)
+        return context.get_dummy_value()
+
+    return types.none(S, types.intp, X, types.intp, d), codegen
+
+
+@overload(add_row, inline="always", prefer_literal=True)
+def _add_row_overload(S, at, X, row, d):
+    return lambda S, at, X, row, d: _add_row(S, at, X, row, d)
+
+
+def prefetch(X, row, col, keep):
+    """Ask the CPU to bring the cache line of ``X[row, col]`` (an offset ``row·width + col``
+    into C-contiguous X, so ``col`` may pass the row's end) closer: into every cache level
+    for ``keep`` 3, down to L2 for 2 (LLVM's locality; an integer constant). A hint: no
+    effect on results, and no fault for an address past the end. Compiled, it is one
+    prefetch instruction; without the JIT, nothing."""
+
+
+@intrinsic
+def _prefetch(typingctx, X, row, col, keep):
     if not isinstance(X, types.Array) or X.ndim != 2 or X.layout != "C":
         return None
+    if not isinstance(keep, types.IntegerLiteral) or keep.literal_value not in (0, 1, 2, 3):
+        return None
+    level = keep.literal_value
 
     def codegen(context, builder, signature, args):
         arr = context.make_array(signature.args[0])(context, builder, args[0])
@@ -164,16 +257,15 @@ def _prefetch(typingctx, X, row, col):
         i32 = ir.IntType(32)
         fnty = ir.FunctionType(ir.VoidType(), [address.type, i32, i32, i32])
         fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-        # read, keep in all cache levels, data cache
-        builder.call(fn, [address, i32(0), i32(3), i32(1)])
+        builder.call(fn, [address, i32(0), i32(level), i32(1)])  # read, data cache
         return context.get_dummy_value()
 
-    return types.none(X, types.intp, types.intp), codegen
+    return types.none(X, types.intp, types.intp, keep), codegen
 
 
-@overload(prefetch, inline="always")
-def _prefetch_overload(X, row, col):
-    return lambda X, row, col: _prefetch(X, row, col)
+@overload(prefetch, inline="always", prefer_literal=True)
+def _prefetch_overload(X, row, col, keep):
+    return lambda X, row, col, keep: _prefetch(X, row, col, keep)
 
 
 def certified_step(pad: str, j: int, base: str, terms, best: str, second: str, label: str):
@@ -215,9 +307,24 @@ def cache_dir() -> Path:
     raise OSError(f"no writable folder for generated kernels among {candidates}")
 
 
+def _kernels_stamp() -> str:
+    """A hash of this package's sources. Numba's cache checks only the generated file, not
+    the intrinsics and helpers it compiles in, so the stamp goes into that file: changed
+    kernels code gives a new file name, never a stale compiled kernel."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+_STAMP = _kernels_stamp()
+
+
 def load(text: str, stem: str):
     """Import generated source ``text`` as a module from ``<cache_dir>/<stem>_<hash>.py``
-    (written atomically if missing), so numba can cache what it compiles from it."""
+    (written atomically if missing), so numba can cache what it compiles from it. The file
+    ends with a comment stamping the kernels package it was built against."""
+    text = f"{text}\n# dpcluster.kernels sources {_STAMP}\n"
     name = f"{stem}_{hashlib.sha256(text.encode()).hexdigest()[:12]}"
     path = cache_dir() / f"{name}.py"
     if not path.exists() or path.read_text() != text:
