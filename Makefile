@@ -8,7 +8,7 @@ export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba-cache
 # per-(k, d) generated kernel sources (dpcluster/kernels/codegen.py) live beside that cache
 export DPCLUSTER_KERNEL_CACHE ?= $(CURDIR)/.numba-cache/generated
 
-.PHONY: help setup test test-slow test-nojit coverage mutation lint docs reference reproduce reproduce-all smoke bench audit clean
+.PHONY: help setup test test-slow test-nojit coverage mutation mutation-kernels lint docs reference reproduce reproduce-all smoke bench audit clean
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -46,6 +46,9 @@ coverage: setup  ## line coverage: the suite, plus the kernel tests with the JIT
 mutation: setup  ## mutation score of the privacy-critical modules (mutmut; slow, outside CI)
 	$(PY) -m pip install --quiet -e '.[mutation]'
 	$(PY) scripts/mutation.py
+
+mutation-kernels: setup  ## hand-written mutants of the generated kernels and their certificate (scripts/mutate_kernels.py)
+	$(PY) scripts/mutate_kernels.py --jobs $(JOBS)
 
 docs: setup  ## build the documentation site into site/ (mkdocs, strict)
 	$(PY) -m pip install --quiet 'mkdocs>=1.5'

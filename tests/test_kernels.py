@@ -1,5 +1,8 @@
 """Every kernel against its NumPy oracle, including the corner cases."""
 
+import subprocess
+import sys
+
 import numba
 import numpy as np
 import pytest
@@ -555,3 +558,46 @@ def test_rows_to_lanes_writes_float32_columns(d, n):
     want = np.full_like(xt, -7.0)
     want[:, 11 : 11 + n] = X[5 : 5 + n].astype(np.float32).T
     np.testing.assert_array_equal(xt, want)
+
+
+_GUARD_PAGE_SCRIPT = r"""
+import ctypes, mmap, sys
+import numpy as np
+from numba import njit
+from dpcluster.kernels.codegen import rows_to_lanes
+
+d, n = int(sys.argv[1]), int(sys.argv[2])
+page = mmap.PAGESIZE
+buf = mmap.mmap(-1, 2 * page)
+libc = ctypes.CDLL(None)
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+base = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+assert libc.mprotect(base + page, page, 0) == 0  # the second page: no access
+rows = page // (8 * d)
+X = np.frombuffer(buf, np.float64, rows * d, page - 8 * rows * d).reshape(rows, d)
+X[:] = np.arange(rows * d).reshape(rows, d)
+
+@njit
+def copy(X, row, xt):
+    rows_to_lanes(X, row, xt, 0, d, n)
+
+xt = np.zeros((d, n), np.float32)
+copy(X, rows - n, xt)  # the last n records: their last value ends the readable page
+assert np.array_equal(xt, X[rows - n :].astype(np.float32).T)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("d,n", [(3, 16), (10, 8), (13, 8)])
+def test_rows_to_lanes_reads_nothing_past_the_last_record(d, n):
+    """The last records of an array that ends where an unreadable page begins: a load past
+    the last value would crash the process (run apart, so a crash is a failure here)."""
+    if numba.config.DISABLE_JIT:
+        pytest.skip("the Python definition reads element by element")
+    done = subprocess.run(
+        [sys.executable, "-c", _GUARD_PAGE_SCRIPT, str(d), str(n)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
