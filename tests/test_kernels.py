@@ -545,7 +545,7 @@ def test_rows_to_lanes_writes_float32_columns(d, n):
     as float32 columns at an offset; every other entry of the target is left alone."""
     from numba import njit
 
-    from dpcluster.kernels.codegen import rows_to_lanes
+    from dpcluster.kernels.intrinsics import rows_to_lanes
 
     @njit
     def copy(X, row, xt, col):
@@ -564,7 +564,7 @@ _GUARD_PAGE_SCRIPT = r"""
 import ctypes, mmap, sys
 import numpy as np
 from numba import njit
-from dpcluster.kernels.codegen import rows_to_lanes
+from dpcluster.kernels.intrinsics import rows_to_lanes
 
 d, n = int(sys.argv[1]), int(sys.argv[2])
 page = mmap.PAGESIZE

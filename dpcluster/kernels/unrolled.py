@@ -109,7 +109,7 @@ def source(k: int, d: int, U: int) -> str:
         "import numpy as np",
         "from numba import njit",
         "from dpcluster.kernels.assign import _expanded_tables",
-        "from dpcluster.kernels.codegen import bitor, fma, select",
+        "from dpcluster.kernels.intrinsics import bitor, fma, select",
         "from dpcluster.kernels.unrolled import _exact_labels, _tail",
         "",
         "",
