@@ -10,6 +10,7 @@ generated code needs beyond numba's are in :mod:`.intrinsics`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import os
@@ -57,6 +58,7 @@ def cache_dir() -> Path:
     raise OSError(f"no writable folder for generated kernels among {candidates}")
 
 
+@functools.cache
 def _kernels_stamp() -> str:
     """A hash of this package's sources. Numba's cache checks only the generated file, not
     the intrinsics and helpers it compiles in, so the stamp goes into that file: changed
@@ -67,14 +69,11 @@ def _kernels_stamp() -> str:
     return digest.hexdigest()[:16]
 
 
-_STAMP = _kernels_stamp()
-
-
 def load(text: str, stem: str):
     """Import generated source ``text`` as a module from ``<cache_dir>/<stem>_<hash>.py``
     (written atomically if missing), so numba can cache what it compiles from it. The file
     ends with a comment stamping the kernels package it was built against."""
-    text = f"{text}\n# dpcluster.kernels sources {_STAMP}\n"
+    text = f"{text}\n# dpcluster.kernels sources {_kernels_stamp()}\n"
     name = f"{stem}_{hashlib.sha256(text.encode()).hexdigest()[:12]}"
     path = cache_dir() / f"{name}.py"
     if not path.exists() or path.read_text() != text:
