@@ -129,6 +129,34 @@ MUTANTS = [
         "a declined batch gets no statistics from the loop kernel",
     ),
     (
+        "fused-check-misses-nan",
+        "dpcluster/kernels/intrinsics.py",
+        'outside = builder.fcmp_unordered(">", magnitude, bound)',
+        'outside = builder.fcmp_ordered(">", magnitude, bound)',
+        "NaN passes the check fused into a single fit's first pass",
+    ),
+    (
+        "fused-check-boundary-excluded",
+        "dpcluster/kernels/intrinsics.py",
+        'outside = builder.fcmp_unordered(">", magnitude, bound)',
+        'outside = builder.fcmp_unordered(">=", magnitude, bound)',
+        "a record exactly on ±r refused by the fused check",
+    ),
+    (
+        "fused-check-block-count-lost",
+        "dpcluster/kernels/points.py",
+        '"        outside += outside_b",',
+        '"        outside += 0",',
+        "the fused check's per-block counts are dropped",
+    ),
+    (
+        "fused-check-ignored",
+        "dpcluster/algorithms/checks.py",
+        "    if outside:\n        _refuse_if_outside(X, r, what)\n    return X, counts, sums",
+        "    return X, counts, sums",
+        "a single fit's first pass counts bad entries and goes on",
+    ),
+    (
         "scan-boundary-excluded",
         "dpcluster/kernels/scan.py",
         "bad += not (abs(X[n, i]) <= limit)",
@@ -148,6 +176,8 @@ TESTS = [
     "tests/test_kernels.py",
     "tests/test_bad_input.py::test_one_bad_entry_in_a_later_block_is_found",
     "tests/test_bad_input.py::test_python_api_refuses_data_that_break_the_sensitivity",
+    "tests/test_bad_input.py::test_the_check_that_gives_first_statistics_refuses_what_points_refuses",
+    "tests/test_bad_input.py::test_a_large_single_fit_refuses_bad_data_before_booking",
 ]
 IGNORE = shutil.ignore_patterns(
     ".git", ".venv", "results", "mutants", ".numba-cache", "site", "__pycache__", "*.pyc"

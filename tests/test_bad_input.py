@@ -241,3 +241,48 @@ def test_one_bad_entry_in_a_later_block_is_found(bad):
         else r"must lie in \[-2.5, 2.5\]",
     ):
         checks.points(X, r=2.5)
+
+
+@pytest.mark.parametrize("n_rows", ["scan", "fused"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, 2.5 * (1 + 1e-9), -3.0])
+def test_the_check_that_gives_first_statistics_refuses_what_points_refuses(bad, n_rows):
+    """checks.points_and_stats (the single fit's first pass, which checks the records while
+    it accumulates them) against checks.points: the same refusals with the same messages,
+    the bound itself inside, and for good data the statistics of cluster_stats_single.
+    "fused" is large enough for the generated kernel that counts on the values it adds."""
+    from dpcluster.algorithms import checks
+    from dpcluster.kernels import cluster_stats_single, points
+
+    N = points.GENERATED_MIN_POINTS + 3 if n_rows == "fused" else 1000
+    X = np.random.default_rng(2).uniform(-2.5, 2.5, (N, 3))
+    X[0, 0], X[1, 1] = 2.5, -2.5
+    C = np.random.default_rng(3).uniform(-2.5, 2.5, (4, 3))
+    Y, counts, sums = checks.points_and_stats(X, C, r=2.5)
+    assert Y is X
+    ref = cluster_stats_single(X, C)
+    np.testing.assert_array_equal(counts, ref[0])
+    np.testing.assert_array_equal(sums, ref[1])
+    X[N - 2, 2] = bad
+    with pytest.raises(ValueError) as by_points:
+        checks.points(X, r=2.5)
+    with pytest.raises(ValueError) as by_stats:
+        checks.points_and_stats(X, C, r=2.5)
+    assert str(by_stats.value) == str(by_points.value)
+
+
+def test_a_large_single_fit_refuses_bad_data_before_booking():
+    """dplloyd on data large enough for the fused check: one NaN in the last record is
+    refused with the check's message, and no release reaches an observer."""
+    from dpcluster.algorithms import dplloyd
+    from dpcluster.kernels import points
+    from dpcluster.privacy import transcript
+
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, (points.GENERATED_MIN_POINTS + 1, 2))
+    X[-1, 1] = np.nan
+    seen = []
+    with transcript.observe(seen.append):
+        with pytest.raises(ValueError, match=f"non-finite value at row {len(X) - 1}, column 1"):
+            dplloyd(X, 3, 1.0, rng.uniform(-1, 1, (3, 2)), rng)
+        dplloyd(X[:-1], 3, 1.0, rng.uniform(-1, 1, (3, 2)), rng)
+    assert len(seen) == 2 * 5  # the good data: counts and sums in each of 5 iterations

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from dpcluster import kernels
+from dpcluster.kernels.scan import count_outside
 from tests import naive
 
 #: every test here checks a compiled kernel; make test-nojit reruns them without the JIT
@@ -454,13 +455,19 @@ def _loop_and_point_lane_stats(X, w, C):
 
     out = []
     unit = (w == 1.0).all()
-    for generated, weights in ((False, w), (True, w), (True, None)):
-        if weights is None and not unit:
+    limit = float(np.abs(X).max()) if np.isfinite(X).all() else 1.0
+    for kernel in ("loop", "generated", "unit", "checked"):
+        if kernel in ("unit", "checked") and not unit:
             continue
         counts, sums = np.zeros(len(C)), np.zeros(C.shape)
-        points.accumulate_points(X, weights, C, counts, sums, generated=generated)
+        if kernel == "checked":  # the unit-weight kernel that also counts entries > limit
+            found = points.accumulate_points(X, None, C, counts, sums, True, limit)
+            assert found == count_outside(X, limit)
+        else:
+            weights = None if kernel == "unit" else w
+            points.accumulate_points(X, weights, C, counts, sums, kernel != "loop")
         out.append((counts, sums))
-    for counts, sums in out[1:]:  # the weighted kernel, and the unit-weight one
+    for counts, sums in out[1:]:  # the weighted kernel, and the unit-weight ones
         np.testing.assert_array_equal(out[0][0], counts)
         np.testing.assert_array_equal(out[0][1], sums)
     return out
@@ -524,7 +531,9 @@ def test_large_single_fits_take_the_point_lane_kernel(monkeypatch):
 
     calls = []
     monkeypatch.setattr(
-        points, "_generated", lambda k, d, weighted: lambda *a: calls.append((k, d, weighted))
+        points,
+        "_generated",
+        lambda k, d, weighted, checked=False: lambda *a: calls.append((k, d, weighted)),
     )
     X = np.zeros((points.GENERATED_MIN_POINTS, 2))
     out = np.zeros(3), np.zeros((3, 2))
@@ -537,6 +546,64 @@ def test_large_single_fits_take_the_point_lane_kernel(monkeypatch):
         wide, np.ones(len(X)), np.zeros((10, 13)), np.zeros(10), np.zeros((10, 13))
     )
     assert calls == [(3, 2, True), (3, 2, False)]
+
+
+@pytest.mark.parametrize("d", [1, 3, 8, 10, 13])
+def test_add_row_counting_outside_adds_and_counts_as_defined(d):
+    """The intrinsic against its definition: the record is added to a row of sums at an
+    offset, nothing else is touched, and the count is of values that are NaN, ±inf or
+    above the limit in magnitude (a value on the limit is inside)."""
+    from numba import njit
+
+    from dpcluster.kernels.intrinsics import add_row_counting_outside
+
+    @njit
+    def run(S, at, X, row, limit):
+        return add_row_counting_outside(S, at, X, row, d, limit)
+
+    rng = np.random.default_rng(d)
+    X = rng.uniform(-2, 2, (4, d))
+    X[1, 0] = 2.0
+    X[2, :] = [np.nan, np.inf, -np.inf, 2.0 + 1e-12, -2.0][:d] + [0.5] * max(0, d - 5)
+    for row in range(4):
+        S = rng.uniform(-1, 1, 3 * d + 5)
+        expected = S.copy()
+        expected[d + 2 : 2 * d + 2] += X[row]
+        found = run(S, d + 2, X, row, 2.0)
+        np.testing.assert_array_equal(S, expected)
+        want = int((~(np.abs(X[row]) <= 2.0)).sum())
+        assert found == want
+    assert run(np.zeros(d), 0, X, 2, 2.0) == min(d, 4)
+
+
+def test_checked_point_lane_kernel_counts_what_the_scan_counts():
+    """Bad entries anywhere, in the shuffled records, the last slice's scalar tail and the
+    last record, are counted by the checked kernel as by the one-pass scan; the statistics
+    of good data are the unchecked kernel's bits."""
+    from dpcluster.kernels import points
+
+    k, d = 3, 2
+    rng = np.random.default_rng(5)
+    N = 2 * points.SLICE + 7 if numba.config.DISABLE_JIT else 2 * points.POINT_BLOCK + 1503
+    X = rng.uniform(-1, 1, (N, d))
+    X[0, 0], X[1, 1] = 1.0, -1.0
+    C = rng.uniform(-1, 1, (k, d))
+    for rows in ([], [N - 1], [3, N - 2], [points.SLICE + 9, N - 5, N - 1]):
+        for bad in (np.nan, np.inf, -np.inf, 1.0 + 1e-9):
+            Y = X.copy()
+            for n in rows:
+                Y[n, n % d] = bad
+            counts, sums = np.zeros(k), np.zeros((k, d))
+            found = points.accumulate_points(Y, None, C, counts, sums, True, 1.0)
+            assert found == count_outside(Y, 1.0) == len(rows)
+    counts, sums = np.zeros(k), np.zeros((k, d))
+    assert points.accumulate_points(X, None, C, counts, sums, True, 1.0) == 0
+    ref_c, ref_s = np.zeros(k), np.zeros((k, d))
+    assert points.accumulate_points(X, None, C, ref_c, ref_s, True) is None
+    np.testing.assert_array_equal(counts, ref_c)
+    np.testing.assert_array_equal(sums, ref_s)
+    with pytest.raises(ValueError, match="unweighted"):
+        points.point_lanes_source(k, d, weighted=True, checked=True)
 
 
 @pytest.mark.parametrize("d,n", [(1, 16), (3, 8), (10, 16), (8, 8), (10, 8), (13, 8), (16, 8)])

@@ -7,29 +7,61 @@ import math
 
 import numpy as np
 
+from ..kernels import cluster_stats_single, cluster_stats_single_outside
 from ..kernels.scan import count_outside
 
 
 def points(X, r: float = 1.0, what: str = "X") -> np.ndarray:
     """X as (N, d) float64, finite and inside [-r, r]^d; ValueError naming what is wrong."""
+    X = records(X, what)
+    limit = r * (1 + 1e-12)
+    if not (math.isfinite(limit) and count_outside(X, limit) == 0):  # NaN, ±inf count
+        _refuse_if_outside(X, r, what)
+    return X
+
+
+def points_and_stats(
+    X, C, r: float = 1.0, what: str = "X"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`points` and the nearest-centroid statistics of ONE centroid set C (k, d) on
+    X, from one pass over the records: (X, counts (k,), sums (k, d)) as
+    :func:`~dpcluster.kernels.cluster_stats_single` gives them. The check is the same
+    (the count of bad entries comes from the values the statistics read), and data that
+    fail it are refused before the statistics leave this function. C is public (data-free
+    initial centroids), so nothing about X is computed that is not then discarded."""
+    X = records(X, what)
+    limit = r * (1 + 1e-12)
+    C = np.asarray(C, dtype=np.float64)
+    if not math.isfinite(limit):
+        return points(X, r, what), *cluster_stats_single(X, C)
+    counts, sums, outside = cluster_stats_single_outside(X, C, limit)
+    if outside:
+        _refuse_if_outside(X, r, what)
+    return X, counts, sums
+
+
+def records(X, what: str = "X") -> np.ndarray:
+    """X as a non-empty (N, d) float64 array: its shape only. Its values are checked by
+    :func:`points` or :func:`points_and_stats`, one of which must follow."""
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"{what} must be a non-empty (N, d) array, got shape {X.shape}")
-    limit = r * (1 + 1e-12)
-    if math.isfinite(limit) and not count_outside(X, limit):  # one pass; NaN, ±inf fail
-        return X
+    return X
+
+
+def _refuse_if_outside(X: np.ndarray, r: float, what: str) -> None:
+    """The ValueError for X's first non-finite entry, or for its largest |x| above r."""
     lo, hi = float(X.min()), float(X.max())  # min and max propagate NaN and ±inf
     if not (math.isfinite(lo) and math.isfinite(hi)):
         i, j = np.argwhere(~np.isfinite(X))[0]
         raise ValueError(f"{what} has a non-finite value at row {i}, column {j}: {X[i, j]}")
     top = max(-lo, hi)
-    if top > limit:
+    if top > r * (1 + 1e-12):
         raise ValueError(
             f"{what} must lie in [-{r:g}, {r:g}]^d (the sensitivities assume it); "
             f"max |x| is {top:.6g}. Scale it with dpcluster.data.normalise(raw, "
             "bounds=(lo, hi)) using public bounds"
         )
-    return X
 
 
 def centroid_sets(C, d: int, what: str = "inits") -> np.ndarray:

@@ -148,11 +148,19 @@ def dplloyd_batch(
             return stats
         return distinct_cluster_stats if it == 0 else cluster_stats
 
-    X = checks.points(X, r)
+    X = checks.records(X)
     C = np.array(checks.centroid_sets(inits, X.shape[1]), dtype=np.float64, copy=True)
     if C.ndim != 3:
         raise ValueError(f"inits must be (R, k, d), got shape {C.shape}")
     R, k, d = C.shape
+    first = None  # the first iteration's (counts, sums), when the input check gives them
+    if stats is single_set_stats and R == 1:
+        # one pass over the records both checks them and gives the first statistics
+        # (the initial centroids are public); bad data are refused before anything is booked
+        X, counts, sums = checks.points_and_stats(X, C[0], r)
+        first = counts[None], sums[None]
+    else:
+        X = checks.points(X, r)
     shared = isinstance(noise_streams, Mapping)
     if not shared and len(noise_streams) != R:
         raise ValueError(f"need one noise-stream mapping per run: {len(noise_streams)} != {R}")
@@ -176,7 +184,7 @@ def dplloyd_batch(
         noise_sum = np.stack([sum_mech.noise(s["sum"], (iterations, k, d)) for s in noise_streams])
     for it in range(iterations):
         stats_it = stats_at(it)
-        counts, sums = stats_it(X, C)
+        counts, sums = first if it == 0 and first is not None else stats_it(X, C)
         ledger.record(count_mech, "cluster counts", round=it)
         ledger.record(sum_mech, "cluster coordinate sums", round=it)
         noisy_c = counts + noise_count[:, it]

@@ -66,6 +66,20 @@ def cluster_stats_single(X: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np.n
     return counts, sums
 
 
+def cluster_stats_single_outside(
+    X: np.ndarray, C: np.ndarray, limit: float
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`cluster_stats_single` and, from the same pass over X, the number of entries of
+    X that are not finite or exceed ``limit`` in magnitude (:func:`.scan.count_outside`):
+    (counts (k,), sums (k, d), outside). For an input check that also gives the first
+    statistics (:func:`dpcluster.algorithms.checks.points_and_stats`)."""
+    X = _as_points(X)
+    C = np.ascontiguousarray(C, np.float64)
+    counts, sums = np.zeros(C.shape[0]), np.zeros(C.shape)
+    outside = accumulate_points(X, None, C, counts, sums, limit=limit)
+    return counts, sums, outside
+
+
 def sse(X: np.ndarray, C: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray | float:
     """Σ_x w_x min_j ||x − o^j||² for each centroid set. C (R, k, d) -> (R,); (k, d) -> float."""
     single = C.ndim == 2
@@ -168,6 +182,7 @@ def _grid_pass(weights, m, C, r, with_sse, distances):
 
 __all__ = [
     "cluster_stats_single",
+    "cluster_stats_single_outside",
     "GRID_DISTANCES",
     "GRID_LANES",
     "cell_centres",

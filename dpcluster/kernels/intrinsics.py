@@ -1,7 +1,7 @@
 """Instructions for the generated kernels (:mod:`.unrolled`, :mod:`.points`) that numba
 does not emit on its own: one LLVM ``select``, ``fma`` and integer ``or`` each, a shuffle
-transpose of records into SIMD lanes, a vector add of a record into a row of sums, and a
-prefetch. Each is a plain Python function (its meaning, and what runs without the JIT)
+transpose of records into SIMD lanes, a vector add of a record into a row of sums (which
+can also count the record's values outside a bound), and a prefetch. Each is a plain Python function (its meaning, and what runs without the JIT)
 with an ``@intrinsic`` that numba compiles in its place.
 """
 
@@ -193,27 +193,50 @@ def add_row(S, at, X, row, d):
         flat[at + i] += X[row, i]
 
 
-@intrinsic
-def _add_row(typingctx, S, at, X, row, d):
+def add_row_counting_outside(S, at, X, row, d, limit):
+    """:func:`add_row`, returning how many of the record's d values are not finite or exceed
+    ``limit`` in magnitude (``not |x| <= limit``, as :func:`.scan.count_outside`: true for
+    NaN, and for ±inf under a finite limit). Compiled, the count is a vector compare and a popcount on the
+    values the add already loaded, so a pass that accumulates also checks."""
+    flat = S.reshape(-1)
+    outside = 0
+    for i in range(d):
+        flat[at + i] += X[row, i]
+        outside += not (abs(X[row, i]) <= limit)
+    return outside
+
+
+def _row_arguments_ok(S, X, d) -> bool:
     if not isinstance(d, types.IntegerLiteral):
-        return None
+        return False
     for array in (S, X):
         if not (isinstance(array, types.Array) and array.layout == "C"):
-            return None
+            return False
         if array.dtype != types.float64:
-            return None
-    if X.ndim != 2:
+            return False
+    return X.ndim == 2
+
+
+def _emit_add_row(context, builder, signature, args, D):
+    """Emit ``S.flat[at:at + D] += X[row]``; returns the loaded record <D x double>."""
+    dst = context.make_array(signature.args[0])(context, builder, args[0])
+    src = context.make_array(signature.args[2])(context, builder, args[2])
+    vec = ir.VectorType(ir.DoubleType(), D)
+    start = builder.gep(src.data, [builder.mul(args[3], ir.Constant(args[3].type, D))])
+    values = builder.load(builder.bitcast(start, vec.as_pointer()), align=8)
+    target = builder.bitcast(builder.gep(dst.data, [args[1]]), vec.as_pointer())
+    builder.store(builder.fadd(builder.load(target, align=8), values), target, align=8)
+    return values
+
+
+@intrinsic
+def _add_row(typingctx, S, at, X, row, d):
+    if not _row_arguments_ok(S, X, d):
         return None
     D = d.literal_value
 
     def codegen(context, builder, signature, args):
-        dst = context.make_array(signature.args[0])(context, builder, args[0])
-        src = context.make_array(signature.args[2])(context, builder, args[2])
-        vec = ir.VectorType(ir.DoubleType(), D)
-        start = builder.gep(src.data, [builder.mul(args[3], ir.Constant(args[3].type, D))])
-        values = builder.load(builder.bitcast(start, vec.as_pointer()), align=8)
-        target = builder.bitcast(builder.gep(dst.data, [args[1]]), vec.as_pointer())
-        builder.store(builder.fadd(builder.load(target, align=8), values), target, align=8)
+        _emit_add_row(context, builder, signature, args, D)
         return context.get_dummy_value()
 
     return types.none(S, types.intp, X, types.intp, d), codegen
@@ -222,6 +245,39 @@ def _add_row(typingctx, S, at, X, row, d):
 @overload(add_row, inline="always", prefer_literal=True)
 def _add_row_overload(S, at, X, row, d):
     return lambda S, at, X, row, d: _add_row(S, at, X, row, d)
+
+
+@intrinsic
+def _add_row_counting_outside(typingctx, S, at, X, row, d, limit):
+    if not _row_arguments_ok(S, X, d) or limit != types.float64:
+        return None
+    D = d.literal_value
+
+    def codegen(context, builder, signature, args):
+        values = _emit_add_row(context, builder, signature, args, D)
+        vec = values.type
+        fabs = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(vec, [vec]), f"llvm.fabs.v{D}f64"
+        )
+        magnitude = builder.call(fabs, [values])
+        index = ir.IntType(32)
+        bound = builder.insert_element(ir.Constant(vec, ir.Undefined), args[5], index(0))
+        bound = builder.shuffle_vector(
+            bound, ir.Constant(vec, ir.Undefined), ir.Constant(ir.VectorType(index, D), [0] * D)
+        )
+        outside = builder.fcmp_unordered(">", magnitude, bound)  # unordered: true for NaN
+        bits = builder.zext(builder.bitcast(outside, ir.IntType(D)), ir.IntType(64))
+        popcount = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.IntType(64), [ir.IntType(64)]), "llvm.ctpop.i64"
+        )
+        return builder.call(popcount, [bits])
+
+    return types.int64(S, types.intp, X, types.intp, d, types.float64), codegen
+
+
+@overload(add_row_counting_outside, inline="always", prefer_literal=True)
+def _add_row_counting_outside_overload(S, at, X, row, d, limit):
+    return lambda S, at, X, row, d, limit: _add_row_counting_outside(S, at, X, row, d, limit)
 
 
 def prefetch(X, row, col, keep):
