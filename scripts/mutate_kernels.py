@@ -61,8 +61,8 @@ MUTANTS = [
     (
         "points-scatter-wrong-cluster",
         "dpcluster/kernels/points.py",
-        'f"{pad}add_row(ps, (b * {k} + j) * {d}, X, s + p, {d})"',
-        'f"{pad}add_row(ps, (b * {k} + (j + 1) % {k}) * {d}, X, s + p, {d})"',
+        'else f"{pad}add_record(ps, off + (b * {k} + j) * {W}, X, s + p, {d}, {W})",',
+        'else f"{pad}add_record(ps, off + (b * {k} + (j + 1) % {k}) * {W}, X, s + p, {d}, {W})",',
         "sums added to the next cluster",
     ),
     (
@@ -87,11 +87,18 @@ MUTANTS = [
         "loads run past the last record when 8 does not divide d (the values kept are right)",
     ),
     (
-        "add-row-subtracts",
+        "add-record-subtracts",
         "dpcluster/kernels/intrinsics.py",
-        "builder.store(builder.fadd(builder.load(target, align=8), values), target, align=8)",
-        "builder.store(builder.fsub(builder.load(target, align=8), values), target, align=8)",
+        "builder.store(builder.fadd(builder.load(target, align=8), row), target, align=8)",
+        "builder.store(builder.fsub(builder.load(target, align=8), row), target, align=8)",
         "the vector scatter subtracts the record",
+    ),
+    (
+        "add-record-count-in-the-padding",
+        "dpcluster/kernels/intrinsics.py",
+        "value = ir.Constant(ir.DoubleType(), 1.0 if lane == D else 0.0)",
+        "value = ir.Constant(ir.DoubleType(), 1.0 if lane == D + 1 else 0.0)",
+        "the record's count goes to a padding lane, its count lane gets 0",
     ),
     (
         "certificate-second-best-max",

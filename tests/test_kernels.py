@@ -548,32 +548,37 @@ def test_large_single_fits_take_the_point_lane_kernel(monkeypatch):
     assert calls == [(3, 2, True), (3, 2, False)]
 
 
-@pytest.mark.parametrize("d", [1, 3, 8, 10, 13])
-def test_add_row_counting_outside_adds_and_counts_as_defined(d):
-    """The intrinsic against its definition: the record is added to a row of sums at an
-    offset, nothing else is touched, and the count is of values that are NaN, ±inf or
-    above the limit in magnitude (a value on the limit is inside)."""
+@pytest.mark.parametrize("d,width", [(1, 4), (3, 4), (8, 12), (10, 12), (10, 16), (13, 16)])
+def test_add_record_adds_counts_and_checks_as_defined(d, width):
+    """The intrinsics against their definitions: the record and 1 (its count) are added
+    to a row of sums at an offset, zeros to the rest of the row, nothing else is touched;
+    the checking one also counts the values that are NaN, ±inf or above the limit in
+    magnitude (a value on the limit is inside)."""
     from numba import njit
 
-    from dpcluster.kernels.intrinsics import add_row_counting_outside
+    from dpcluster.kernels.intrinsics import add_record, add_record_counting_outside
 
     @njit
-    def run(S, at, X, row, limit):
-        return add_row_counting_outside(S, at, X, row, d, limit)
+    def run(S, at, X, row, limit, check):
+        if check:
+            return add_record_counting_outside(S, at, X, row, d, width, limit)
+        add_record(S, at, X, row, d, width)
+        return -1
 
     rng = np.random.default_rng(d)
     X = rng.uniform(-2, 2, (4, d))
     X[1, 0] = 2.0
     X[2, :] = [np.nan, np.inf, -np.inf, 2.0 + 1e-12, -2.0][:d] + [0.5] * max(0, d - 5)
     for row in range(4):
-        S = rng.uniform(-1, 1, 3 * d + 5)
-        expected = S.copy()
-        expected[d + 2 : 2 * d + 2] += X[row]
-        found = run(S, d + 2, X, row, 2.0)
-        np.testing.assert_array_equal(S, expected)
-        want = int((~(np.abs(X[row]) <= 2.0)).sum())
-        assert found == want
-    assert run(np.zeros(d), 0, X, 2, 2.0) == min(d, 4)
+        for check in (False, True):
+            S = rng.uniform(-1, 1, 3 * width + 5)
+            expected = S.copy()
+            expected[width + 2 : width + 2 + d] += X[row]
+            expected[width + 2 + d] += 1.0
+            found = run(S, width + 2, X, row, 2.0, check)
+            np.testing.assert_array_equal(S, expected)
+            assert found == (int((~(np.abs(X[row]) <= 2.0)).sum()) if check else -1)
+    assert run(np.zeros(width), 0, X, 2, 2.0, True) == min(d, 4)
 
 
 def test_checked_point_lane_kernel_counts_what_the_scan_counts():

@@ -1,7 +1,7 @@
 """Instructions for the generated kernels (:mod:`.unrolled`, :mod:`.points`) that numba
 does not emit on its own: one LLVM ``select``, ``fma`` and integer ``or`` each, a shuffle
-transpose of records into SIMD lanes, a vector add of a record into a row of sums (which
-can also count the record's values outside a bound), and a prefetch. Each is a plain Python function (its meaning, and what runs without the JIT)
+transpose of records into SIMD lanes, a vector add of a record and its count into a row of
+sums (which can also count the record's values outside a bound), and a prefetch. Each is a plain Python function (its meaning, and what runs without the JIT)
 with an ``@intrinsic`` that numba compiles in its place.
 """
 
@@ -184,30 +184,37 @@ def _rows_to_lanes_overload(X, row, xt, col, d, n):
     return lambda X, row, xt, col, d, n: _rows_to_lanes(X, row, xt, col, d, n)
 
 
-def add_row(S, at, X, row, d):
-    """``S.flat[at + i] += X[row, i]`` for i < d, with ``d`` an integer constant, S and X
-    C-contiguous float64. Compiled, it is one vector load, add and store per register of
-    values (the same roundings as d scalar adds, which LLVM does not vectorise here)."""
+def add_record(S, at, X, row, d, width):
+    """``S.flat[at + i] += X[row, i]`` for i < d, and ``S.flat[at + d] += 1.0`` (the
+    record's count): one row of ``width`` ≥ d + 1 sums, whose entries past d + 1 get +0.0.
+    ``d`` and ``width`` are integer constants, S and X C-contiguous float64. Compiled, it is
+    one vector load, add and store per register of the row (the same roundings as scalar
+    adds, which LLVM does not vectorise here)."""
     flat = S.reshape(-1)
     for i in range(d):
         flat[at + i] += X[row, i]
+    flat[at + d] += 1.0
+    for i in range(d + 1, width):
+        flat[at + i] += 0.0
 
 
-def add_row_counting_outside(S, at, X, row, d, limit):
-    """:func:`add_row`, returning how many of the record's d values are not finite or exceed
-    ``limit`` in magnitude (``not |x| <= limit``, as :func:`.scan.count_outside`: true for
-    NaN, and for ±inf under a finite limit). Compiled, the count is a vector compare and a popcount on the
-    values the add already loaded, so a pass that accumulates also checks."""
-    flat = S.reshape(-1)
+def add_record_counting_outside(S, at, X, row, d, width, limit):
+    """:func:`add_record`, returning how many of the record's d values are not finite or
+    exceed ``limit`` in magnitude (``not |x| <= limit``, as :func:`.scan.count_outside`:
+    true for NaN, and for ±inf under a finite limit). Compiled, the count is a vector
+    compare and a popcount on the values the add loaded anyway, so a pass that accumulates
+    also checks."""
+    add_record(S, at, X, row, d, width)
     outside = 0
     for i in range(d):
-        flat[at + i] += X[row, i]
         outside += not (abs(X[row, i]) <= limit)
     return outside
 
 
-def _row_arguments_ok(S, X, d) -> bool:
-    if not isinstance(d, types.IntegerLiteral):
+def _record_arguments_ok(S, X, d, width) -> bool:
+    if not (isinstance(d, types.IntegerLiteral) and isinstance(width, types.IntegerLiteral)):
+        return False
+    if width.literal_value < d.literal_value + 1:
         return False
     for array in (S, X):
         if not (isinstance(array, types.Array) and array.layout == "C"):
@@ -217,51 +224,60 @@ def _row_arguments_ok(S, X, d) -> bool:
     return X.ndim == 2
 
 
-def _emit_add_row(context, builder, signature, args, D):
-    """Emit ``S.flat[at:at + D] += X[row]``; returns the loaded record <D x double>."""
+def _emit_add_record(context, builder, signature, args, D, W):
+    """Emit :func:`add_record`; returns the loaded record, a <D x double>."""
     dst = context.make_array(signature.args[0])(context, builder, args[0])
     src = context.make_array(signature.args[2])(context, builder, args[2])
     vec = ir.VectorType(ir.DoubleType(), D)
+    wide = ir.VectorType(ir.DoubleType(), W)
     start = builder.gep(src.data, [builder.mul(args[3], ir.Constant(args[3].type, D))])
     values = builder.load(builder.bitcast(start, vec.as_pointer()), align=8)
-    target = builder.bitcast(builder.gep(dst.data, [args[1]]), vec.as_pointer())
-    builder.store(builder.fadd(builder.load(target, align=8), values), target, align=8)
+    index = ir.IntType(32)
+    lanes = list(range(D)) + [D] * (W - D)  # the record, then lanes of an undefined vector
+    row = builder.shuffle_vector(
+        values, ir.Constant(vec, ir.Undefined), ir.Constant(ir.VectorType(index, W), lanes)
+    )
+    for lane in range(D, W):  # the count, then zeros
+        value = ir.Constant(ir.DoubleType(), 1.0 if lane == D else 0.0)
+        row = builder.insert_element(row, value, index(lane))
+    target = builder.bitcast(builder.gep(dst.data, [args[1]]), wide.as_pointer())
+    builder.store(builder.fadd(builder.load(target, align=8), row), target, align=8)
     return values
 
 
 @intrinsic
-def _add_row(typingctx, S, at, X, row, d):
-    if not _row_arguments_ok(S, X, d):
+def _add_record(typingctx, S, at, X, row, d, width):
+    if not _record_arguments_ok(S, X, d, width):
         return None
-    D = d.literal_value
+    D, W = d.literal_value, width.literal_value
 
     def codegen(context, builder, signature, args):
-        _emit_add_row(context, builder, signature, args, D)
+        _emit_add_record(context, builder, signature, args, D, W)
         return context.get_dummy_value()
 
-    return types.none(S, types.intp, X, types.intp, d), codegen
+    return types.none(S, types.intp, X, types.intp, d, width), codegen
 
 
-@overload(add_row, inline="always", prefer_literal=True)
-def _add_row_overload(S, at, X, row, d):
-    return lambda S, at, X, row, d: _add_row(S, at, X, row, d)
+@overload(add_record, inline="always", prefer_literal=True)
+def _add_record_overload(S, at, X, row, d, width):
+    return lambda S, at, X, row, d, width: _add_record(S, at, X, row, d, width)
 
 
 @intrinsic
-def _add_row_counting_outside(typingctx, S, at, X, row, d, limit):
-    if not _row_arguments_ok(S, X, d) or limit != types.float64:
+def _add_record_counting_outside(typingctx, S, at, X, row, d, width, limit):
+    if not _record_arguments_ok(S, X, d, width) or limit != types.float64:
         return None
-    D = d.literal_value
+    D, W = d.literal_value, width.literal_value
 
     def codegen(context, builder, signature, args):
-        values = _emit_add_row(context, builder, signature, args, D)
+        values = _emit_add_record(context, builder, signature, args, D, W)
         vec = values.type
         fabs = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(vec, [vec]), f"llvm.fabs.v{D}f64"
         )
         magnitude = builder.call(fabs, [values])
         index = ir.IntType(32)
-        bound = builder.insert_element(ir.Constant(vec, ir.Undefined), args[5], index(0))
+        bound = builder.insert_element(ir.Constant(vec, ir.Undefined), args[6], index(0))
         bound = builder.shuffle_vector(
             bound, ir.Constant(vec, ir.Undefined), ir.Constant(ir.VectorType(index, D), [0] * D)
         )
@@ -272,12 +288,14 @@ def _add_row_counting_outside(typingctx, S, at, X, row, d, limit):
         )
         return builder.call(popcount, [bits])
 
-    return types.int64(S, types.intp, X, types.intp, d, types.float64), codegen
+    return types.int64(S, types.intp, X, types.intp, d, width, types.float64), codegen
 
 
-@overload(add_row_counting_outside, inline="always", prefer_literal=True)
-def _add_row_counting_outside_overload(S, at, X, row, d, limit):
-    return lambda S, at, X, row, d, limit: _add_row_counting_outside(S, at, X, row, d, limit)
+@overload(add_record_counting_outside, inline="always", prefer_literal=True)
+def _add_record_counting_outside_overload(S, at, X, row, d, width, limit):
+    return lambda S, at, X, row, d, width, limit: _add_record_counting_outside(
+        S, at, X, row, d, width, limit
+    )
 
 
 def prefetch(X, row, col, keep):
