@@ -27,8 +27,9 @@ def points_and_stats(
     X, from one pass over the records: (X, counts (k,), sums (k, d)) as
     :func:`~dpcluster.kernels.cluster_stats_single` gives them. The check is the same
     (the count of bad entries comes from the values the statistics read), and data that
-    fail it are refused before the statistics leave this function. C is public (data-free
-    initial centroids), so nothing about X is computed that is not then discarded."""
+    fail it are refused, with :func:`points`'s message, before the statistics leave this
+    function: nothing computed from them reaches the caller. For a single fit's first
+    iteration, whose centroids are public before the data are read."""
     X = records(X, what)
     limit = r * (1 + 1e-12)
     C = np.asarray(C, dtype=np.float64)

@@ -250,7 +250,7 @@ def dplloyd_improved(
     """Improved DPLloyd (A2) from ``init`` (k, d; use a sphere-packing set for the paper's
     variant): count:sum split ``(4dρ²)^(1/3) : 1`` per coordinate, t from the ε_m rule."""
     init = np.asarray(init, dtype=np.float64).reshape(k, -1)
-    N, d = X.shape
+    N, d = checks.records(X).shape  # the values are checked by dplloyd_batch
     t = improved_iterations(epsilon, N, k, d, rho)
     count_rng, sum_rng = rng.spawn(2)
     C, ledger = dplloyd_batch(

@@ -1,6 +1,7 @@
 """One pass over the records to check them: the input check of every private algorithm
 (:func:`dpcluster.algorithms.checks.points`) reads the data once, with both cores, instead
-of twice (``X.min()`` and ``X.max()``, one core each)."""
+of twice (``X.min()`` and ``X.max()``, one core each). A single DPLloyd fit counts the same
+entries in its first pass instead (:func:`dpcluster.algorithms.checks.points_and_stats`)."""
 
 from __future__ import annotations
 
