@@ -1,8 +1,9 @@
 """Instructions for the generated kernels (:mod:`.unrolled`, :mod:`.points`) that numba
 does not emit on its own: one LLVM ``select``, ``fma`` and integer ``or`` each, a shuffle
 transpose of records into SIMD lanes, a vector add of a record and its count into a row of
-sums (which can also count the record's values outside a bound), and a prefetch. Each is a plain Python function (its meaning, and what runs without the JIT)
-with an ``@intrinsic`` that numba compiles in its place.
+sums (which can also count the record's values outside a bound), and a prefetch. Each is a
+plain Python function (its meaning, and what runs without the JIT) with an ``@intrinsic``
+that numba compiles in its place.
 """
 
 from __future__ import annotations
