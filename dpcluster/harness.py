@@ -637,12 +637,36 @@ def _execute(todo: list[Cell], jobs: int):
         for cell in todo:
             yield run_cell(cell)
         return
-    from joblib import Parallel, delayed
+    from joblib import delayed
 
     threads = 1  # one process per job; numba inside each worker runs single-threaded
-    yield from Parallel(n_jobs=jobs, return_as="generator_unordered")(
-        delayed(run_cell)(c, threads) for c in todo
-    )
+    yield from local_pool(jobs)(delayed(run_cell)(c, threads) for c in todo)
+
+
+def local_pool(jobs: int):
+    """A joblib pool of ``jobs`` loky worker processes yielding results as they finish,
+    whose workers stay for the whole run (:func:`_keep_workers`)."""
+    from joblib import Parallel
+
+    return Parallel(n_jobs=jobs, return_as="generator_unordered", initializer=_keep_workers)
+
+
+def _keep_workers():
+    """Run in each new local worker: turn off loky's leak guard in this process.
+
+    With psutil installed, loky replaces a worker whose memory grew by more than 300 MB
+    since its first task, assuming a leak. A cell worker's memory grows by design: it
+    keeps the kernels generated and compiled for every shape (k, d) it meets, 3-20 MB each
+    (fig6's 81 shapes grow one process by 470 MB), and a replaced worker loads them all
+    again. A Dask worker has no such guard either. Without psutil, loky runs the garbage
+    collector each second instead, as here. (``_USE_PSUTIL`` is loky's module flag for
+    this, read at every check; docs/decisions.md.)
+    """
+    try:
+        from joblib.externals.loky import process_executor
+    except ImportError:  # a joblib without its vendored loky has no such guard
+        return
+    process_executor._USE_PSUTIL = False
 
 
 def _execute_dask(todo: list[Cell], jobs: int, scheduler: str | None):

@@ -364,3 +364,34 @@ def test_progress_in_a_log_prints_at_most_one_line_per_tick(capsys):
     p(50, 50, 1.0)
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 2 and "cells 0/50" in lines[0] and "cells 50/50" in lines[1]
+
+
+_HELD = []
+
+
+def _grow_on_second_task(i):
+    """A task for a pool worker: its second task keeps 400 MB (touched) for the rest of
+    the worker's life, more than loky's 300 MB leak allowance; every task takes 0.3 s,
+    so loky's once-a-second memory check runs between them."""
+    import os
+    import time
+
+    import numpy as np
+
+    _HELD.append(None)
+    if len(_HELD) == 2:
+        _HELD.append(np.ones(50_000_000))
+    time.sleep(0.3)
+    return os.getpid()
+
+
+@pytest.mark.slow
+def test_local_pool_keeps_its_workers_when_their_memory_grows():
+    """A cell worker keeps every kernel it compiles, so its memory grows by design (by
+    470 MB over fig6's shapes); the local pool must not replace it as a leak, which
+    would load them all again. Without harness._keep_workers, loky replaces each worker
+    that grew, so more than 2 processes answer."""
+    from joblib import delayed
+
+    pids = set(harness.local_pool(2)(delayed(_grow_on_second_task)(i) for i in range(16)))
+    assert len(pids) <= 2
