@@ -1,10 +1,6 @@
 """Command line: a thin layer over :mod:`dpcluster.harness`.
 
-Exit codes: 0 success; 1 some cells failed (the others are kept); 2 bad spec, bad data
-or bad usage (one message naming file, key and value; no traceback); 3 ``audit`` found a
-claimed ε violated (and no provable one); 4 ``audit`` found a provable ε violated (a bug in
-dpcluster); 5 ``verify`` found a damaged or inconsistent results folder; 130 interrupted
-(Ctrl-C) and 143 terminated (SIGTERM): finished cells are kept and a rerun resumes.
+Exit codes: :data:`EXIT_CODES` (docs/cli.md lists them with every command's help).
 """
 
 from __future__ import annotations
@@ -21,6 +17,22 @@ from .errors import DpclusterError
 
 EXIT_OK, EXIT_FAILED_RUNS, EXIT_BAD_INPUT, EXIT_VERIFY_FAILED = 0, 1, 2, 5
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+
+#: every exit status of every command and what it means (docs/cli.md is built from this);
+#: 3 and 4 are ``audit``'s (:func:`dpcluster.audit.run.exit_status`)
+EXIT_CODES = {
+    EXIT_OK: "success",
+    EXIT_FAILED_RUNS: "`run`: some cells failed; each failure is printed, and every other "
+    "cell is written",
+    EXIT_BAD_INPUT: "bad spec, bad data or bad usage: one line naming the file, key and "
+    "value, no traceback",
+    3: "`audit`: a paper's claimed ε is violated, and no provable ε is",
+    4: "`audit`: a provable ε is violated, which means a bug in dpcluster",
+    EXIT_VERIFY_FAILED: "`verify`: a damaged or inconsistent results folder (each file is named)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C): workers stop, finished cells are kept, and a "
+    "rerun resumes",
+    EXIT_TERMINATED: "terminated (SIGTERM): as for Ctrl-C",
+}
 
 
 class Terminated(KeyboardInterrupt):
@@ -312,7 +324,7 @@ def results(root: str, as_json: bool):
         _echo_json(rows)
         return
     if not rows:
-        click.echo(f"{root}: no results (no folder with a meta.json)")
+        click.echo(f"{root}: no results (no folder whose meta.json dpcluster run wrote)")
     for r in rows:
         click.echo(
             f"{r['folder']:<40} {r['spec_name']:<22} {r['spec_hash'][:12]}  cells "
@@ -464,9 +476,28 @@ def _float_list(value: str) -> list[float]:
     default=None,
     help="trials per side for every target [default: each target's own]",
 )
-@click.option("--out", type=click.Path(file_okay=False), default="results/audit", show_default=True)
-@click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, None))
-@click.option("--seed", default=20261201, show_default=True, type=click.IntRange(0, None))
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    default="results/audit",
+    show_default=True,
+    help="folder for audit.csv, audit.md and audit.png",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, None),
+    help="parallel worker processes (the bounds do not depend on it)",
+)
+@click.option(
+    "--seed",
+    default=20261201,
+    show_default=True,
+    type=click.IntRange(0, None),
+    help="root seed; each (target, ε, side) draws its own stream from it",
+)
 def audit(
     spec_path: str | None,
     algorithms: str | None,
@@ -565,6 +596,7 @@ def verify(folder: str):
     type=click.Path(file_okay=False),
     default="results",
     show_default=True,
+    help="the results root, one folder per spec (as make reproduce-all writes it)",
 )
 def report(results_dir: str):
     """Write RESULTS/REPORT.md: every figure and the papers' claims checked from the tables."""

@@ -482,19 +482,25 @@ def _tables(spec: Spec, out: Path, cells: list[Cell]) -> tuple[pd.DataFrame, pd.
     return runs, summary
 
 
+def spec_folders(root: Path | str) -> list[Path]:
+    """``root`` itself when its meta.json was written by ``dpcluster run`` for one spec;
+    otherwise every folder directly under it with a meta.json (a results root, or the
+    reference copy in docs/results, whose own meta.json describes the whole run)."""
+    root = Path(root)
+    children = sorted(p.parent for p in root.glob("*/meta.json"))
+    own = root / "meta.json"
+    if own.is_file() and ("spec" in _previous(own) or not children):
+        return [root]
+    return children
+
+
 def list_results(root: Path | str) -> list[dict]:
     """Every spec folder under ``root`` (or ``root`` itself): spec name, hash, file,
     overrides, cells done / total, commit and finish time, from meta.json and the cells."""
     from . import spec as spec_mod
 
-    root = Path(root)
-    folders = (
-        [root]
-        if (root / "meta.json").is_file()
-        else sorted(p.parent for p in root.glob("*/meta.json"))
-    )
     rows = []
-    for out in folders:
+    for out in spec_folders(root):
         meta = _previous(out / "meta.json")
         if "spec" not in meta:
             continue
@@ -526,17 +532,17 @@ def verify_folder(folder: Path | str) -> tuple[int, list[str]]:
     summary.csv are exactly what its cells give. Returns (folders checked, problems)."""
     from . import spec as spec_mod
 
-    folder = Path(folder)
-    folders = (
-        [folder]
-        if (folder / "meta.json").is_file()
-        else sorted(p.parent for p in folder.glob("*/meta.json"))
-    )
+    folders = spec_folders(folder)
     problems: list[str] = []
     for out in folders:
         meta = _previous(out / "meta.json")
         if "spec" not in meta:
-            problems.append(f"{out / 'meta.json'}: unreadable or not written by dpcluster run")
+            problems.append(
+                f"{out / 'meta.json'}: a reference copy (scripts/make_reference.py: "
+                "summaries only, no cells), nothing to verify against"
+                if "spec_file" in meta
+                else f"{out / 'meta.json'}: unreadable or not written by dpcluster run"
+            )
             continue
         try:
             sp = spec_mod.parse(meta["spec"], str(meta.get("spec_file", out)))

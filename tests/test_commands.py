@@ -57,3 +57,30 @@ def test_report_on_an_empty_folder_says_not_run(tmp_path):
     committed = (ROOT / "docs" / "results" / "REPORT.md").read_text()
     claims = committed.count("| holds |") + committed.count("| does not hold |")
     assert len(rows) >= claims and not any("| holds |" in r for r in rows)
+
+
+def test_cli_reference_page_is_the_commands_own_help():
+    """docs/cli.md is what scripts/make_cli_docs.py writes from today's commands: a new
+    option or help text without regenerating the page fails here."""
+    import importlib.util
+
+    path = ROOT / "scripts" / "make_cli_docs.py"
+    spec = importlib.util.spec_from_file_location("make_cli_docs", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    page = module.render()
+    assert "## dpcluster run\n" in page and "--backend [local|dask]" in page
+    assert (ROOT / "docs" / "cli.md").read_text(encoding="utf-8") == page, (
+        "docs/cli.md is stale: run python scripts/make_cli_docs.py"
+    )
+
+
+def test_every_exit_code_is_documented_once_and_the_readme_lists_them_all():
+    from dpcluster.audit import run as audit_run
+    from dpcluster.cli import EXIT_CODES
+
+    assert {audit_run.EXIT_CLAIM_VIOLATED, audit_run.EXIT_PROVABLE_VIOLATED} <= set(EXIT_CODES)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme.split("**Exit codes:**", 1)[1].split("\n\n", 2)[1]
+    listed = {int(c) for row in table.splitlines()[2:] for c in row.split("|")[1].split(",")}
+    assert listed == set(EXIT_CODES)

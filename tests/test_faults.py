@@ -95,6 +95,21 @@ def test_verify_catches_every_damage(tmp_path, how):
     assert checked == 1 and problems and csv_path.name.split(".")[0] in problems[0]
 
 
+def test_a_root_with_its_own_run_record_is_searched_for_spec_folders(tmp_path):
+    """A root whose meta.json describes a whole run (as docs/results' does) still has its
+    spec folders verified and listed; a reference copy is named as one, not as damage."""
+    sp = parse(SPEC, "faults.yaml")
+    harness.run_spec(sp, tmp_path / "faults")
+    (tmp_path / "meta.json").write_text(json.dumps({"commits": ["abc"], "wall_time_s": 1.0}))
+    assert harness.verify_folder(tmp_path) == (1, [])
+    assert [r["spec_name"] for r in harness.list_results(tmp_path)] == ["faults"]
+    ref = tmp_path / "fig0"
+    ref.mkdir()
+    (ref / "meta.json").write_text(json.dumps({"spec_file": "configs/fig0.yaml"}))
+    checked, problems = harness.verify_folder(tmp_path)
+    assert checked == 2 and len(problems) == 1 and "reference copy" in problems[0]
+
+
 @pytest.mark.parametrize("how", sorted(DAMAGE))
 def test_a_damaged_csv_is_recomputed(tmp_path, capsys, clean, how):
     rep, out, err, csv_path = _damaged_rerun(tmp_path, lambda c, j: DAMAGE[how](c), capsys)
