@@ -660,19 +660,21 @@ def local_pool(jobs: int):
 def _keep_workers():
     """Run in each new local worker: turn off loky's leak guard in this process.
 
-    With psutil installed, loky replaces a worker whose memory grew by more than 300 MB
-    since its first task, assuming a leak. A cell worker's memory grows by design: it
-    keeps the kernels generated and compiled for every shape (k, d) it meets, 3-20 MB each
-    (fig6's 81 shapes grow one process by 470 MB), and a replaced worker loads them all
-    again. A Dask worker has no such guard either. Without psutil, loky runs the garbage
-    collector each second instead, as here. (``_USE_PSUTIL`` is loky's module flag for
-    this, read at every check; docs/decisions.md.)
+    With psutil installed, loky replaces a worker whose memory grew by more than
+    ``_MAX_MEMORY_LEAK_SIZE`` (300 MB) since its first task, assuming a leak. A cell
+    worker's memory grows by design: it keeps the kernels generated and compiled for every
+    shape (k, d) it meets, 3-20 MB each (fig6's 81 shapes grow one process by 470 MB), and a
+    replaced worker loads them all again. A Dask worker has no such guard either. The limit
+    is raised rather than psutil's use turned off, because without psutil loky runs a full
+    garbage collection after a task every second instead (about 55 ms in a cell worker).
+    ``_MAX_MEMORY_LEAK_SIZE`` is loky's module constant, read at every check;
+    docs/decisions.md.
     """
     try:
         from joblib.externals.loky import process_executor
     except ImportError:  # a joblib without its vendored loky has no such guard
         return
-    process_executor._USE_PSUTIL = False
+    process_executor._MAX_MEMORY_LEAK_SIZE = sys.maxsize
 
 
 def _execute_dask(todo: list[Cell], jobs: int, scheduler: str | None):

@@ -38,6 +38,10 @@ from dpcluster.kernels import cluster_stats
 
 RUNS, ITERS = 3000, 5
 
+# time the generated kernels themselves: with "auto" a shape met once might stay on the
+# loop kernel (dpcluster/kernels/unrolled.py, wanted)
+os.environ.setdefault("DPCLUSTER_GENERATED", "always")
+
 
 def shapes():
     return {

@@ -4,6 +4,11 @@ import signal
 import numpy as np
 import pytest
 
+# Every batch that may take a generated DPLloyd kernel takes it, so the tests exercise
+# those kernels wherever a run would; the default policy, "auto", has its own tests
+# (test_kernels.py). Set before any test runs; subprocesses inherit it.
+os.environ.setdefault("DPCLUSTER_GENERATED", "always")
+
 #: wall-clock seconds a test may take while mutmut runs it against a mutant
 MUTANT_TEST_LIMIT_S = 120
 

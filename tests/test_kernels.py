@@ -426,6 +426,43 @@ def test_large_batches_take_the_generated_kernel_and_small_ones_the_loop(monkeyp
     np.testing.assert_array_equal(got[1], ref[1])
 
 
+def test_auto_policy_compiles_a_shape_once_it_pays_or_was_compiled_before(tmp_path, monkeypatch):
+    """ "auto" keeps a shape on the loop kernel until the loop has spent COMPILE_AFTER_S on
+    it, then compiles and marks it; a later process with the mark takes the generated kernel
+    at once. The numbers are the same on either path."""
+    from dpcluster.kernels import assign, unrolled
+
+    monkeypatch.setenv("DPCLUSTER_KERNEL_CACHE", str(tmp_path / "gen"))
+    monkeypatch.setenv("DPCLUSTER_GENERATED", "auto")
+    monkeypatch.setattr(unrolled, "_loop_seconds", {})
+    monkeypatch.setattr(unrolled, "_ran", set())
+    calls = []
+    real = assign.accumulate_unrolled
+    monkeypatch.setattr(assign, "accumulate_unrolled", lambda *a: calls.append(real(*a)) or True)
+    rng = np.random.default_rng(1)
+    X, C = rng.uniform(-1, 1, (40, 1)), rng.uniform(-1, 1, (assign.UNROLLED_MIN_RUNS, 1, 1))
+    on_loop = kernels.cluster_stats(X, C)
+    assert calls == [] and unrolled._loop_seconds[(1, 1)] > 0
+    assert not list((tmp_path / "gen").glob("*.compiled"))
+
+    monkeypatch.setattr(unrolled, "_loop_seconds", {(1, 1): unrolled.COMPILE_AFTER_S})
+    generated = kernels.cluster_stats(X, C)
+    assert calls == [True] and len(list((tmp_path / "gen").glob("*_k1_d1_*.compiled"))) == 1
+    np.testing.assert_array_equal(generated[0], on_loop[0])
+    np.testing.assert_array_equal(generated[1], on_loop[1])
+
+    monkeypatch.setattr(unrolled, "_loop_seconds", {})  # a new process, the mark on disk
+    monkeypatch.setattr(unrolled, "_ran", set())
+    kernels.cluster_stats(X, C)
+    assert calls == [True, True]
+    monkeypatch.setenv("DPCLUSTER_GENERATED", "never")
+    kernels.cluster_stats(X, C)
+    assert calls == [True, True]
+    monkeypatch.setenv("DPCLUSTER_GENERATED", "sometimes")
+    with pytest.raises(ValueError, match="DPCLUSTER_GENERATED"):
+        kernels.cluster_stats(X, C)
+
+
 def test_generated_source_is_cached_in_the_configured_folder(tmp_path, monkeypatch):
     from dpcluster.kernels import unrolled
 

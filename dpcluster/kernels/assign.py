@@ -15,10 +15,12 @@ All arrays are float64 and C-contiguous. Kernels are pure: no I/O, no RNG.
 from __future__ import annotations
 
 import functools
+import time
 
 import numpy as np
 from numba import njit, prange
 
+from . import unrolled
 from .unrolled import accumulate_unrolled, unroll_points
 
 #: up to this many centroids the per-lane scatter of a point into its cluster's count and
@@ -189,17 +191,22 @@ def accumulate_batched(
     picks the masked accumulation, with the same results.
 
     With the defaults (float64, ``masked=None``), a batch of at least ``UNROLLED_MIN_RUNS``
-    runs whose k·d has a generated kernel goes to :mod:`.unrolled`, with the same bits.
+    runs whose k·d has a generated kernel goes to :mod:`.unrolled`, with the same bits,
+    once that shape pays its compilation back (:func:`.unrolled.wanted`).
     """
     k, d, R = Ct.shape
-    generated = not single and masked is None and R >= UNROLLED_MIN_RUNS and unroll_points(k, d)
+    eligible = not single and masked is None and R >= UNROLLED_MIN_RUNS and unroll_points(k, d)
+    generated = eligible and unrolled.wanted(k, d)
     if generated and accumulate_unrolled(X, w, Ct, counts, sums):
         return
     masked = k <= MASKED_MAX_K if masked is None else bool(masked)
     kernel = _accumulator(
         d if d in LITERAL_DIMS else 0, np.float32 if single else np.float64, masked
     )
+    start = time.perf_counter()
     kernel(X, w, Ct, counts, sums)
+    if eligible and not generated:
+        unrolled.spent_in_loop(k, d, time.perf_counter() - start)
 
 
 def sse_batched(X, w, Ct, out) -> None:

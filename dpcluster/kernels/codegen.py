@@ -69,13 +69,30 @@ def _kernels_stamp() -> str:
     return digest.hexdigest()[:16]
 
 
+def _stamped(text: str, stem: str) -> tuple[str, str, Path]:
+    """The file text (``text`` stamped with the kernels package's hash), its module name
+    ``<stem>_<hash>`` and its path in :func:`cache_dir`."""
+    text = f"{text}\n# dpcluster.kernels sources {_kernels_stamp()}\n"
+    name = f"{stem}_{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+    return text, name, cache_dir() / f"{name}.py"
+
+
+def compiled_before(text: str, stem: str) -> bool:
+    """Whether :func:`mark_compiled` has recorded that this machine compiled (and so
+    numba's on-disk cache holds) the kernel of ``text``."""
+    return _stamped(text, stem)[2].with_suffix(".compiled").exists()
+
+
+def mark_compiled(text: str, stem: str) -> None:
+    """Record, beside its source, that the kernel of ``text`` was compiled and ran."""
+    _stamped(text, stem)[2].with_suffix(".compiled").touch()
+
+
 def load(text: str, stem: str):
     """Import generated source ``text`` as a module from ``<cache_dir>/<stem>_<hash>.py``
     (written atomically if missing), so numba can cache what it compiles from it. The file
     ends with a comment stamping the kernels package it was built against."""
-    text = f"{text}\n# dpcluster.kernels sources {_kernels_stamp()}\n"
-    name = f"{stem}_{hashlib.sha256(text.encode()).hexdigest()[:12]}"
-    path = cache_dir() / f"{name}.py"
+    text, name, path = _stamped(text, stem)
     if not path.exists() or path.read_text() != text:
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(text)
