@@ -138,6 +138,18 @@ _SET = click.option(
 )
 
 
+def _jobs_option(what: str):
+    """``--jobs/-j N``: worker processes, of which ``what`` does not depend."""
+    return click.option(
+        "--jobs",
+        "-j",
+        default=1,
+        show_default=True,
+        type=click.IntRange(1, None),
+        help=f"parallel worker processes ({what} do not depend on it)",
+    )
+
+
 @click.group()
 @click.version_option(package_name="dpcluster")
 def main() -> None:
@@ -148,14 +160,7 @@ def main() -> None:
 @click.argument(
     "spec_paths", metavar="SPEC...", nargs=-1, required=True, type=click.Path(dir_okay=False)
 )
-@click.option(
-    "--jobs",
-    "-j",
-    default=1,
-    show_default=True,
-    type=click.IntRange(1, None),
-    help="parallel worker processes (results do not depend on it)",
-)
+@_jobs_option("results")
 @click.option(
     "--out",
     type=click.Path(file_okay=False),
@@ -483,14 +488,7 @@ def _float_list(value: str) -> list[float]:
     show_default=True,
     help="folder for audit.csv, audit.md and audit.png",
 )
-@click.option(
-    "--jobs",
-    "-j",
-    default=1,
-    show_default=True,
-    type=click.IntRange(1, None),
-    help="parallel worker processes (the bounds do not depend on it)",
-)
+@_jobs_option("the bounds")
 @click.option(
     "--seed",
     default=20261201,
