@@ -15,20 +15,24 @@ import click
 from . import data
 from .errors import DpclusterError
 
-EXIT_OK, EXIT_FAILED_RUNS, EXIT_BAD_INPUT, EXIT_VERIFY_FAILED = 0, 1, 2, 5
+EXIT_OK, EXIT_FAILED_RUNS, EXIT_BAD_INPUT, EXIT_VERIFY_FAILED, EXIT_WRITE_FAILED = 0, 1, 2, 5, 6
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
 #: every exit status of every command and what it means (docs/cli.md is built from this);
 #: 3 and 4 are ``audit``'s (:func:`dpcluster.audit.run.exit_status`)
 EXIT_CODES = {
     EXIT_OK: "success",
-    EXIT_FAILED_RUNS: "`run`: some cells failed; each failure is printed, and every other "
-    "cell is written",
+    EXIT_FAILED_RUNS: "`run`: some cells failed, the figure could not be drawn, or a metric "
+    "value is inf or NaN (summary.csv's n_nonfinite); each is printed, and every other cell "
+    "is written",
     EXIT_BAD_INPUT: "bad spec, bad data or bad usage: one line naming the file, key and "
     "value, no traceback",
     3: "`audit`: a paper's claimed ε is violated, and no provable ε is",
-    4: "`audit`: a provable ε is violated, which means a bug in dpcluster",
+    4: "`audit`: a provable ε is violated: a bug in dpcluster, or in the plugin the error "
+    "line names",
     EXIT_VERIFY_FAILED: "`verify`: a damaged or inconsistent results folder (each file is named)",
+    EXIT_WRITE_FAILED: "a write failed mid-run (a full disk, a quota): the file is named, "
+    "finished cells are kept, and a rerun resumes once there is space",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C): workers stop, finished cells are kept, and a "
     "rerun resumes",
     EXIT_TERMINATED: "terminated (SIGTERM): as for Ctrl-C",
@@ -44,9 +48,16 @@ def _on_sigterm(signum, frame):
     raise Terminated()
 
 
-def _fail(msg: str) -> None:
+def _fail(msg: str, code: int = EXIT_BAD_INPUT) -> None:
     click.echo(f"error: {msg}", err=True)
-    sys.exit(EXIT_BAD_INPUT)
+    sys.exit(code)
+
+
+def _fail_on(exc: DpclusterError) -> None:
+    """One line for a DpclusterError, with its exit code (a failed write: 6; else 2)."""
+    from .errors import WriteError
+
+    _fail(str(exc), EXIT_WRITE_FAILED if isinstance(exc, WriteError) else EXIT_BAD_INPUT)
 
 
 def _clock(seconds: float) -> str:
@@ -173,6 +184,12 @@ def main() -> None:
 )
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
 @click.option(
+    "--traceback",
+    "show_traceback",
+    is_flag=True,
+    help="print each failed cell's traceback (meta.json and cells/<id>.failed.json keep it)",
+)
+@click.option(
     "--backend",
     type=click.Choice(["local", "dask"]),
     default="local",
@@ -194,6 +211,7 @@ def run(
     force: bool,
     dry_run: bool,
     quiet: bool,
+    show_traceback: bool,
     backend: str,
     scheduler: str | None,
     overrides: tuple[str, ...],
@@ -253,7 +271,7 @@ def run(
             signal.signal(signal.SIGTERM, previous)
             progress.close()
     except DpclusterError as exc:
-        _fail(str(exc))
+        _fail_on(exc)
     except Terminated:
         click.echo("\nterminated: finished cells are kept; rerun to resume", err=True)
         sys.exit(EXIT_TERMINATED)
@@ -266,9 +284,19 @@ def run(
             f"{report.out}: {report.cells_computed} cells computed, "
             f"{report.cells_resumed} reused, {len(report.failures)} failed"
         )
-        for what, err in report.failures:
-            click.echo(f"  FAILED {what}: {err}", err=True)
-        failed = failed or bool(report.failures)
+        for failure in report.failures:
+            click.echo(f"  FAILED {failure.what}: {failure.error}", err=True)
+            if show_traceback and failure.traceback:
+                click.echo(failure.traceback.rstrip(), err=True)
+        if report.failures and not show_traceback:
+            click.echo("  (run again with --traceback to see where each failure arose)", err=True)
+        if report.nonfinite:
+            click.echo(
+                f"  NON-FINITE: {report.nonfinite} metric value(s) are inf or NaN, left out of "
+                f"the statistics and counted in {report.out / 'summary.csv'}'s n_nonfinite",
+                err=True,
+            )
+        failed = failed or bool(report.failures) or bool(report.nonfinite)
     sys.exit(EXIT_FAILED_RUNS if failed else EXIT_OK)
 
 
@@ -520,6 +548,19 @@ def audit(
     names = [n.strip() for n in algorithms.split(",") if n.strip()] if algorithms else None
     eps = _float_list(epsilons) if epsilons else None
     extra = []
+    for name in [n for n in names or [] if ":" in n]:  # a plugin, imported from here
+        import os
+
+        try:
+            info = lookup(name, os.getcwd())
+        except (KeyError, TypeError) as exc:
+            _fail(f"--algorithms: {exc.args[0]}")
+        if not info.private:
+            _fail(f"--algorithms: {name} is not private; there is nothing to audit")
+        extra.append(entry_target(name, info, {}))
+        names.remove(name)
+    if names == [] and extra:
+        names = []
     if spec_path is not None:
         sp = _load_spec(spec_path)
         eps = eps or list(sp.epsilon)
@@ -541,7 +582,10 @@ def audit(
             f"--algorithms: {exc.args[0]!r} is neither an audit target nor a private "
             f"registry entry; targets: {', '.join(audit_names())}"
         )
-    table = audit_mod.run_audit(names, eps or DEFAULT_EPSILONS, trials, jobs, seed, extra)
+    try:
+        table = audit_mod.run_audit(names, eps or DEFAULT_EPSILONS, trials, jobs, seed, extra)
+    except DpclusterError as exc:
+        _fail_on(exc)
     for path in audit_mod.write_audit(table, out):
         click.echo(str(path))
     for r in table.itertuples(index=False):
@@ -558,7 +602,18 @@ def audit(
             f"provable={r.epsilon_provable:<7g} lb: black-box "
             f"{r.epsilon_lb_blackbox:.3g}, white-box {wb}  {r.verdict}"
         )
-    sys.exit(audit_mod.exit_status(table))
+    status = audit_mod.exit_status(table)
+    if status == 4:
+        broken = sorted(set(table.loc[table["verdict"] == "violation of provable ε", "algorithm"]))
+        for name in broken:
+            base = name.split("(")[0].split(" ")[0]
+            whose = (
+                "a bug in dpcluster"
+                if base in ALGORITHMS or ":" not in name
+                else "a bug in the plugin"
+            )
+            click.echo(f"error: {name}: its provable ε is violated: {whose}", err=True)
+    sys.exit(status)
 
 
 @main.command()

@@ -20,6 +20,7 @@ import functools
 import gzip
 import hashlib
 import io
+import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,16 +119,40 @@ def normalise(raw: np.ndarray, bounds=None) -> tuple[np.ndarray, np.ndarray, np.
     return np.ascontiguousarray(np.clip(X, -1.0, 1.0)), lo, hi
 
 
+def _check_range(lo: np.ndarray, hi: np.ndarray, what: str) -> None:
+    """A DataError naming the first column whose range hi - lo (doubled, as the scaling
+    computes it) overflows a float: its records would scale to NaN."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        wide = ~np.isfinite(2.0 * (np.asarray(hi, float) - np.asarray(lo, float)))
+    if np.any(wide):
+        c = int(np.flatnonzero(np.broadcast_to(wide, np.shape(wide) or (1,)))[0])
+        raise DataError(
+            f"{what}: column {c + 1}: the range {float(np.ravel(lo)[c])!r} .. "
+            f"{float(np.ravel(hi)[c])!r} overflows a float when scaled; rescale the data"
+        )
+
+
 def _scaled(raw: np.ndarray, bounds: str, public: tuple | None, what: str):
     """(X, lo, hi, clipped) under a bounds policy; ``public`` is the declared (lo, hi)."""
     if bounds == "data":
+        if len(raw):
+            _check_range(raw.min(axis=0), raw.max(axis=0), what)
         return (*normalise(raw, "data"), 0)
     if public is None:
         raise DataError(
             f"{what}: no public bounds are declared for this dataset; use "
             "bounds: data or declare them in dpcluster/data.py"
         )
-    lo, hi = (np.broadcast_to(np.asarray(b, float), raw.shape[1:]) for b in public)
+    try:
+        lo, hi = (np.broadcast_to(np.asarray(b, float), raw.shape[1:]) for b in public)
+    except ValueError:
+        raise DataError(
+            f"{what}: public bounds {public!r} give neither one value nor one per column "
+            f"({raw.shape[1]} columns)"
+        ) from None
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))) or np.any(lo >= hi):
+        raise DataError(f"{what}: public bounds {public!r} need finite lo < hi per column")
+    _check_range(lo, hi, what)
     clipped = int(np.any((raw < lo) | (raw > hi), axis=1).sum())
     return (*normalise(raw, (lo, hi)), clipped)
 
@@ -186,8 +211,17 @@ def check_finite(raw: np.ndarray, where: str, first_row: int = 1, names=None) ->
         column = repr(names[c]) if names is not None else str(int(c) + 1)
         raise DataError(
             f"{where}: row {int(r) + first_row}, column {column}: "
-            f"{raw[r, c]!r} is not a finite number"
+            f"{float(raw[r, c])!r} is not a finite number"
         )
+
+
+def file_sha256(path: Path | str) -> str:
+    """The sha256 of a file's bytes, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
 
 
 def read_checked(path: Path, sha256: str = "") -> bytes:
@@ -195,7 +229,10 @@ def read_checked(path: Path, sha256: str = "") -> bytes:
     blob = path.read_bytes()
     digest = hashlib.sha256(blob).hexdigest()
     if sha256 and digest != sha256.lower():
-        raise DataError(f"{path}: checksum mismatch: sha256 is {digest}, the spec expects {sha256}")
+        raise DataError(
+            f"{path}: checksum mismatch: sha256 is {digest}, expected {sha256} (the file "
+            "changed since the spec was read, or is not the one its params.sha256 names)"
+        )
     return blob
 
 
@@ -455,6 +492,50 @@ GENERATORS = {
         "scikit-learn make_moons, noise = spread (Paper B Fig. 7)",
     ),
 }
+
+
+def generator_problem(name: str, params: dict) -> tuple[str, str] | None:
+    """(parameter, what is wrong) when a generator's parameters would make non-finite or
+    constant data, else None; checked at validation, before any work."""
+    defaults = GENERATORS[name][0]
+    p = {**defaults, **params}
+    if "k" in p and p["k"] > p["N"]:
+        return "k", f"is more than N = {p['N']}: k clusters need at least k records"
+    values = p["N"] * p.get("d", 2)
+    if values * 8 * 4 > physical_memory() // 2:  # X, its raw copy and the scaling's temporaries
+        return "N", (
+            f"gives {values:,} values (N·d), more than half this machine's "
+            f"{physical_memory() / 2**30:.1f} GiB holds"
+        )
+    if name == "uniform":
+        lo, hi = p["lo"], p["hi"]
+        if not lo < hi:
+            return "hi", f"must be above lo = {lo:g}: uniform on [lo, hi] needs lo < hi"
+        with np.errstate(over="ignore"):
+            if not np.isfinite(2.0 * (hi - lo)):
+                return "hi", f"with lo = {lo:g}, the range hi - lo overflows a float"
+    if name in ("blobs", "moons"):
+        spread = params.get("spread", 0.0)
+        if not 0 <= spread <= 1e6:
+            return "spread", "must be a standard deviation between 0 and 1e6"
+    return None
+
+
+def physical_memory() -> int:
+    """This machine's physical memory in bytes (8 GiB when it cannot be read)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+def has_classes(name: str, params: dict) -> bool:
+    """Whether a registry dataset carries ground-truth classes (for ARI and friends)."""
+    if name in FILES:
+        return FILES[name].class_column is not None
+    if name == "csv":
+        return params.get("classes") is not None
+    return name in ("blobs", "moons")
 
 
 def names() -> list[str]:

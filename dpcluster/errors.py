@@ -30,7 +30,13 @@ class DataError(DpclusterError):
 
 
 class ResultsError(DpclusterError):
-    """A results folder cannot be written, or belongs to another spec."""
+    """A results folder cannot be written, belongs to another spec, holds the spec's own
+    inputs, or is being written by another run."""
+
+
+class WriteError(DpclusterError):
+    """A write failed in the middle of a run (a full disk, a quota): finished cells are
+    kept, and a rerun resumes (exit code 6)."""
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

@@ -11,9 +11,12 @@ that scikit-learn's DBSCAN and AgglomerativeClustering accept with
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
-from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import data
 from .algorithms.dplloyd import dplloyd, dplloyd_improved
@@ -38,21 +41,96 @@ def _rng(random_state) -> np.random.Generator:
     return np.random.default_rng(random_state)
 
 
+#: DPKMeans's methods -> (their algorithm, their registry entry, whose ``Param`` table
+#: checks ``method_params``); gkm's function calls ``align`` ``align_rule``
+_FUNCTIONS = {
+    "dplloyd": (dplloyd, "dplloyd"),
+    "dplloyd_improved": (dplloyd_improved, "dplloyd_improved"),
+    "eugkm": (eugkm, "eugkm"),
+    "hybrid": (hybrid, "hybrid"),
+    "gkm": (gkm, "gkm"),
+    "pgkm": (genetic_kmeans, "pgkm"),
+}
+_RENAMED = {"align_rule": "align"}
+#: arguments the estimator sets itself: the data, k, ε, the starts, the generator, and the
+#: radius r of the scaled domain, on which every sensitivity rests
+_OWN_ARGUMENTS = {"X", "k", "epsilon", "init", "inits", "rng", "r", "trace"}
+
+
+def _method_params(method: str, given) -> dict:
+    """``method_params`` checked as a spec's parameters are (the registry's ``Param``
+    table: integers are integers, minimums and choices hold, floats are finite); a
+    ValueError names the parameter."""
+    import inspect
+
+    from .experiments import ALGORITHMS
+    from .experiments.protocol import Param, ParamError
+
+    function, entry = _FUNCTIONS[method]
+    accepted = [
+        p
+        for p in inspect.signature(function).parameters
+        if p not in _OWN_ARGUMENTS
+        and inspect.signature(function).parameters[p].default is not inspect.Parameter.empty
+    ]
+    table = ALGORITHMS[entry].params
+    out = {}
+    for key, value in dict(given or {}).items():
+        if key == "init_sets":
+            param = Param(30, int, "", minimum=1)
+        elif key in accepted:
+            default = inspect.signature(function).parameters[key].default
+            param = table.get(_RENAMED.get(key, key)) or Param(
+                default, type(default) if default is not None else str, "", minimum=0
+            )
+        else:
+            raise ValueError(
+                f"method_params[{key!r}] is not a parameter of method {method!r}; "
+                f"it takes {', '.join(['init_sets', *accepted])}"
+            )
+        try:
+            out[key] = param.coerce(value)
+        except ParamError as exc:
+            raise ValueError(f"method_params[{key!r}] = {value!r}: {exc}") from None
+    return out
+
+
+def _check_bounds(bounds, d: int) -> None:
+    """Public bounds ``(lo, hi)``: finite, one value or one per feature, lo < hi."""
+    try:
+        lo, hi = (np.asarray(b, dtype=np.float64) for b in bounds)
+        lo, hi = np.broadcast_to(lo, (d,)), np.broadcast_to(hi, (d,))
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"bounds must be (lo, hi), scalars or one value per feature ({d}), got {bounds!r}"
+        ) from None
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        raise ValueError(f"bounds must be finite numbers, got {bounds!r}")
+    if np.any(lo >= hi):
+        raise ValueError(f"bounds need lo < hi for every feature, got {bounds!r}")
+    if not np.all(np.isfinite(2.0 * (hi - lo))):
+        raise ValueError(f"bounds: hi - lo overflows a float, got {bounds!r}")
+
+
 class DPKMeans(ClusterMixin, BaseEstimator):
     """Differentially private k-means (Paper A's algorithms) with scikit-learn's vocabulary.
 
     Parameters
     ----------
-    n_clusters : int, k.
-    epsilon : float, the total privacy budget ε of the fit (central DP, add/remove one
-        record; docs/privacy.md).
+    n_clusters : int >= 1, k.
+    epsilon : float > 0, finite: the total privacy budget ε of the fit (central DP,
+        add/remove one record; docs/privacy.md).
     method : one of ``"dplloyd"`` (A1), ``"dplloyd_improved"`` (A2), ``"eugkm"`` (A3),
         ``"hybrid"`` (A7), ``"gkm"`` (A4), ``"pgkm"`` (A5).
     bounds : ``(lo, hi)``, scalars or one value per feature: the public domain of the data.
         None takes the data's own min and max (not private; warns).
-    random_state : None (fresh entropy), int or Generator.
+    random_state : None (fresh entropy), int, RandomState or Generator.
     method_params : dict of the method's own parameters (``dpcluster list`` shows them,
-        e.g. ``{"iterations": 5}`` for dplloyd, ``{"theta": 10}`` for eugkm).
+        e.g. ``{"iterations": 5}`` for dplloyd, ``{"theta": 10}`` for eugkm), checked
+        against the same table as a spec's.
+
+    Parameters are checked at ``fit`` by scikit-learn's own constraint machinery
+    (``_parameter_constraints``); an error names the parameter.
 
     Attributes
     ----------
@@ -65,7 +143,17 @@ class DPKMeans(ClusterMixin, BaseEstimator):
     ledger_ : the :class:`~dpcluster.privacy.Ledger` of the fit; ``ledger_.total_epsilon``
         is what holds.
     bounds_ : (lo, hi) arrays used for scaling.
+    n_features_in_, feature_names_in_ : as scikit-learn's estimators set them.
     """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "method": [StrOptions(set(METHODS))],
+        "bounds": ["array-like", None],
+        "random_state": ["random_state", np.random.Generator],
+        "method_params": [dict, None],
+    }
 
     def __init__(
         self,
@@ -90,23 +178,21 @@ class DPKMeans(ClusterMixin, BaseEstimator):
         Z[:, hi <= lo] = 0.0
         return np.ascontiguousarray(Z)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        X = check_array(X, dtype=np.float64)
-        if self.method not in METHODS:
-            raise ValueError(f"method {self.method!r} is not one of {', '.join(METHODS)}")
+        X = validate_data(self, X, dtype=np.float64)
         k = int(self.n_clusters)
-        if not 1 <= k <= len(X):
+        if k > len(X):
             raise ValueError(f"n_clusters={self.n_clusters} must be in 1..{len(X)} (records)")
-        if not (float(self.epsilon) > 0 and np.isfinite(float(self.epsilon))):
-            raise ValueError(f"epsilon must be positive and finite, got {self.epsilon}")
+        params = _method_params(self.method, self.method_params)
         if self.bounds is None:
             _, lo, hi = data.normalise(X)  # warns: bounds from the data are not private
         else:
+            _check_bounds(self.bounds, X.shape[1])
             _, lo, hi = data.normalise(X, self.bounds)
         self.bounds_ = (lo, hi)
         Z = self._scale(X)
         rng = _rng(self.random_state)
-        params = dict(self.method_params or {})
         d, eps = Z.shape[1], float(self.epsilon)
         uniform = rng.uniform(-1.0, 1.0, size=(params.pop("init_sets", 30), k, d))
         if self.method == "dplloyd":
@@ -129,7 +215,6 @@ class DPKMeans(ClusterMixin, BaseEstimator):
         self.labels_ = self._nearest(Z)
         self.inertia_ = self._inertia(X, self.labels_)
         self.nicv_ = float(nicv(Z, self._centres_scaled))
-        self.n_features_in_ = X.shape[1]
         return self
 
     def _nearest(self, Z) -> np.ndarray:
@@ -141,12 +226,7 @@ class DPKMeans(ClusterMixin, BaseEstimator):
 
     def predict(self, X):
         check_is_fitted(self, "cluster_centers_")
-        X = check_array(X, dtype=np.float64)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} is "
-                f"expecting {self.n_features_in_} features as input."
-            )
+        X = validate_data(self, X, dtype=np.float64, reset=False)
         return self._nearest(self._scale(X))
 
     def fit_predict(self, X, y=None):
@@ -154,8 +234,9 @@ class DPKMeans(ClusterMixin, BaseEstimator):
 
     def score(self, X, y=None):
         """Negative inertia of X against the fitted centres (scikit-learn's KMeans sign)."""
-        X = check_array(X, dtype=np.float64)
-        return -self._inertia(X, self.predict(X))
+        check_is_fitted(self, "cluster_centers_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return -self._inertia(X, self._nearest(self._scale(X)))
 
 
 class DPBVEncoder(TransformerMixin, BaseEstimator):
@@ -167,6 +248,14 @@ class DPBVEncoder(TransformerMixin, BaseEstimator):
     Σ_feature m_max·ε holds, the paper claims d·ε.
     """
 
+    _parameter_constraints: dict = {
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "s": [Interval(Integral, 1, None, closed="left")],
+        "t": [Interval(Real, 0, None, closed="neither"), "array-like", None],
+        "bounds": ["array-like", None],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
     def __init__(self, epsilon=2.0, s=1000, t=None, bounds=None, random_state=None):
         self.epsilon = epsilon
         self.s = s
@@ -174,24 +263,27 @@ class DPBVEncoder(TransformerMixin, BaseEstimator):
         self.bounds = bounds
         self.random_state = random_state
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         from .ldp.bitvector import RecordCodec
 
-        X = check_array(X, dtype=np.float64)
+        X = validate_data(self, X, dtype=np.float64)
+        if self.t is not None and not np.all(np.isfinite(self.t) & (np.asarray(self.t) > 0)):
+            raise ValueError(f"t must be positive and finite, got {self.t!r}")
         if self.bounds is None:
             _, lo, hi = data.normalise(X)
         else:
+            _check_bounds(self.bounds, X.shape[1])
             _, lo, hi = data.normalise(X, self.bounds)
         hi = np.where(hi > lo, hi, lo + 1.0)
         t = (hi - lo) / 2.0 if self.t is None else self.t
         self._rng = _rng(self.random_state)
         self.codec_ = RecordCodec.draw(int(self.s), t, lo, hi, self._rng.spawn(1)[0])
-        self.n_features_in_ = X.shape[1]
         return self
 
     def transform(self, X):
         check_is_fitted(self, "codec_")
-        X = check_array(X, dtype=np.float64)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
         self.ledger_ = Ledger(LOCAL)
         lo = np.array([c.lo for c in self.codec_.attributes])
         hi = np.array([c.hi for c in self.codec_.attributes])

@@ -17,16 +17,21 @@ import platform
 import subprocess
 import sys
 import time
+import traceback
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from . import __version__, data, results
 from .errors import DataError, DpclusterError, ResultsError, SpecError
-from .experiments import CellContext, CellShape, lookup
+from .experiments import ALGORITHMS, CellContext, CellShape, lookup
+from .experiments.registry import plugin_code
 from .privacy import LOCAL
 from .rng import StreamFactory, canonical, identity_hex
 from .spec import AlgorithmSpec, DatasetSpec, Spec
@@ -73,15 +78,27 @@ class Cell:
 
     @property
     def identity(self) -> dict:
-        return {
+        """What determines the cell's numbers, and nothing else: the root seed, the
+        dataset's parameters with each data file's sha256 (never its path), the algorithm,
+        its parameters and, for a plugin, the sha256 of its code files."""
+        out = {
             "seed": self.seed,
-            "dataset": self.dataset.key,
+            "dataset": self.dataset.identity_key,
             "algorithm": self.algorithm.name,
             "params": self.run_params,
             "epsilon": self.epsilon,
             "repeat": self.algorithm.repeat,
             "init": [self.n_init, self.init_method],
         }
+        if self.algorithm.code:
+            out["code"] = [list(f) for f in self.algorithm.code]
+        return out
+
+    @property
+    def inputs(self) -> dict[str, str]:
+        """The files the cell reads, relative to the spec's folder -> sha256."""
+        files = {rel: digest for _, rel, digest in self.dataset.files}
+        return {**files, **dict(self.algorithm.code)}
 
     @property
     def id(self) -> str:
@@ -91,7 +108,10 @@ class Cell:
     def stream_prefix(self) -> tuple:
         arithmetic = self.info.arithmetic
         drawn = {key: v for key, v in self.run_params.items() if key not in arithmetic}
-        return (self.dataset.key, self.algorithm.name, canonical(drawn), repr(self.epsilon))
+        prefix = (self.dataset.identity_key, self.algorithm.name, canonical(drawn))
+        if self.algorithm.code:
+            prefix += (canonical(self.algorithm.code),)
+        return (*prefix, repr(self.epsilon))
 
     @functools.cached_property
     def shape(self) -> CellShape:
@@ -135,10 +155,76 @@ class CellOutcome:
     rows: pd.DataFrame | None = None
     meta: dict = field(default_factory=dict)
     error: str = ""
+    #: the failure's traceback (``run --traceback`` prints it; meta.json keeps it)
+    traceback: str = ""
+
+
+class CellFailure(Exception):
+    """A cell's entry broke the protocol: its ledger, its ε columns or its centres."""
+
+
+def _ledger_epsilon(cell: Cell, ledger: dict) -> tuple[float, float]:
+    """(provable, claimed) ε of a plugin's ledger, summed here from its entries, each of
+    which must book a positive finite ε and a δ in [0, 1)."""
+    entries = ledger.get("entries", []) if isinstance(ledger, dict) else None
+    if not isinstance(entries, list):
+        raise CellFailure(f"{cell.algorithm.name}: its ledger is not a Ledger's record")
+    provable, claimed = [], []
+    for n, entry in enumerate(entries):
+        eps = entry.get("epsilon") if isinstance(entry, dict) else None
+        delta = entry.get("delta", 0.0) if isinstance(entry, dict) else None
+        ok = isinstance(eps, (int, float)) and math.isfinite(eps) and eps > 0
+        if not ok or not (isinstance(delta, (int, float)) and 0 <= delta < 1):
+            raise CellFailure(
+                f"{cell.algorithm.name}: ledger entry {n} books ε = {eps!r}, δ = {delta!r}; "
+                "every release must book a positive finite ε and a δ in [0, 1)"
+            )
+        provable.append(float(eps))
+        claimed.append(float(entry.get("claimed_epsilon", eps)))
+    return math.fsum(provable), math.fsum(claimed)
+
+
+def _check_plugin_rows(cell: Cell, ctx: CellContext, rows: list, ledger: dict) -> None:
+    """The harness, not the plugin, writes a plugin's ε columns: every row gets its cell
+    ledger's totals (non-private entries: ∞), a private total above the cell's ε fails the
+    cell, and released centres must be finite and of shape (k, d)."""
+    info = cell.info
+    if info.private:
+        provable, claimed = _ledger_epsilon(cell, ledger)
+        if provable <= 0:
+            raise CellFailure(f"{cell.algorithm.name} is private but its ledger books nothing")
+        if provable > cell.epsilon * (1 + 1e-9):
+            raise CellFailure(
+                f"{cell.algorithm.name} books ε = {provable:g} in a cell of ε = {cell.epsilon:g}"
+            )
+    else:
+        provable = claimed = math.inf
+    k, d = ctx.k, ctx.dataset.d
+    for n, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise CellFailure(f"{cell.algorithm.name}: row {n} is a {type(row).__name__}")
+        row["epsilon_provable"], row["epsilon_claimed"] = provable, claimed
+        if row.get("centroids") is not None:
+            centres = row["centroids"]
+            try:
+                centres = np.asarray(
+                    json.loads(centres) if isinstance(centres, str) else centres, dtype=float
+                )
+            except (ValueError, TypeError):
+                raise CellFailure(
+                    f"{cell.algorithm.name}: row {n}'s centroids are not numbers"
+                ) from None
+            if centres.shape != (k, d) or not np.all(np.isfinite(centres)):
+                finite = "" if np.all(np.isfinite(centres)) else " with non-finite values"
+                raise CellFailure(
+                    f"{cell.algorithm.name}: row {n} releases centroids of shape "
+                    f"{centres.shape}{finite}; expected finite ({k}, {d})"
+                )
 
 
 def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
-    """Compute one cell. Never raises: a failure comes back as ``CellOutcome.error``."""
+    """Compute one cell. Never raises: a failure comes back as ``CellOutcome.error``, with
+    its traceback."""
     try:
         if numba_threads:
             import numba
@@ -146,8 +232,15 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
             numba.set_num_threads(numba_threads)
         ds = data.load(cell.dataset.name, **cell.dataset.kwargs)
         info = cell.info
+        plugin = cell.algorithm.name not in ALGORITHMS
+        if plugin and plugin_code(cell.algorithm.name, cell.algorithm.source) != (
+            cell.algorithm.code
+        ):
+            raise CellFailure(
+                f"{cell.algorithm.name}: its code changed since the spec was read; run again"
+            )
         streams = StreamFactory(cell.seed, cell.stream_prefix)
-        init_streams = StreamFactory(cell.seed, (cell.dataset.key, "k", ds.k))
+        init_streams = StreamFactory(cell.seed, (cell.dataset.identity_key, "k", ds.k))
         ctx = CellContext(
             ds,
             ds.k,
@@ -162,6 +255,10 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
         start = time.perf_counter()
         rows, ledger = info.run_cell(ctx)
         wall = time.perf_counter() - start
+        if plugin:
+            _check_plugin_rows(cell, ctx, rows, ledger)
+        if not len(rows):
+            raise CellFailure(f"{cell.algorithm.name} returned no rows")
         df = pd.DataFrame(rows)
         df.insert(0, "dataset", cell.dataset.key)
         df.insert(1, "dataset_label", ds.label)
@@ -203,18 +300,13 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
         }
         return CellOutcome(cell, df, meta)
     except Exception as exc:  # noqa: BLE001 - reported per cell, the rest of the spec goes on
-        return CellOutcome(cell, error=f"{type(exc).__name__}: {exc}")
+        return CellOutcome(
+            cell, error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()
+        )
 
 
 #: bytes one run's row costs while runs.csv is assembled (measured on Figure 1: ~0.4 kB)
 ROW_BYTES = 600
-
-
-def _physical_memory() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 8 << 30
 
 
 @functools.lru_cache(maxsize=256)
@@ -238,7 +330,7 @@ def check_spec(spec: Spec) -> list[str]:
         warnings += _data_warnings(ds_spec)
     cells = expand(spec)
     runs = sum(c.n_runs for c in cells)
-    need, have = runs * ROW_BYTES, _physical_memory()
+    need, have = runs * ROW_BYTES, data.physical_memory()
     if need > have // 2:
         heavy = max(spec.algorithms, key=lambda a: a.repeat)
         raise SpecError(
@@ -257,9 +349,11 @@ class RunReport:
     cells_total: int
     cells_computed: int
     cells_resumed: int
-    failures: list[tuple[str, str]]
+    failures: list[Failure]
     runs: pd.DataFrame
     summary: pd.DataFrame
+    #: metric values that are inf or NaN (summary.csv's n_nonfinite); the run exits 1
+    nonfinite: int = 0
 
 
 @functools.lru_cache(maxsize=1)
@@ -322,6 +416,14 @@ def cell_cost(cell: Cell) -> float:
     return CELL_OVERHEAD_S + work
 
 
+class Failure(NamedTuple):
+    """A cell that failed: what it was, the one-line error, and the traceback."""
+
+    what: str
+    error: str
+    traceback: str = ""
+
+
 @dataclass
 class _Plan:
     """One spec's cells and where they stand before any work starts."""
@@ -331,7 +433,7 @@ class _Plan:
     started: str
     cells: list[Cell]
     todo: list[Cell]
-    failures: list[tuple[str, str]] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
     #: cell id -> the sibling folder it was copied from
     borrowed: dict[str, str] = field(default_factory=dict)
 
@@ -340,13 +442,24 @@ def _warn(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
+def _spec_location(meta: dict, out: Path) -> Path | None:
+    """Where the spec that wrote a results folder lives, from its meta.json: ``spec_from_out``
+    (relative to the folder, so it moves with a copied experiment), else ``spec_file``."""
+    rel = meta.get("spec_from_out")
+    if isinstance(rel, str):
+        return (out / rel).resolve()
+    file = meta.get("spec_file")
+    return Path(file).resolve() if isinstance(file, str) else None
+
+
 def _check_owner(spec: Spec, out: Path, force: bool) -> None:
     """A folder written by another spec file (another hash under the same name) is not
     overwritten without ``force``; the same file, edited, resumes with a warning."""
     old = _previous(out / "meta.json")
     if not old or old.get("spec_hash") in (None, spec.hash):
         return
-    if old.get("spec_file") not in (None, spec.path) and not force:
+    where = _spec_location(old, out)
+    if where not in (None, Path(spec.path).resolve()) and not force:
         raise ResultsError(
             f"{out}: written by spec {old.get('spec_file')} (hash {str(old['spec_hash'])[:12]}),"
             f" not by {spec.path} (hash {spec.hash[:12]}); give this spec another name or "
@@ -358,10 +471,52 @@ def _check_owner(spec: Spec, out: Path, force: bool) -> None:
     )
 
 
-def _plan(spec: Spec, out: Path | str | None, force: bool) -> _Plan:
+def _check_out(spec: Spec, out: Path) -> None:
+    """``out`` may not be, or contain, the spec's own folder or any file it reads: the
+    tables, meta.json and cells/ would land among the user's files."""
+    target = out.resolve()
+    inputs = [Path(spec.path).resolve()]
+    inputs += [Path(dict(ds.params)[p]).resolve() for ds in spec.datasets for p, _, _ in ds.files]
+    for a in spec.algorithms:
+        inputs += [(Path(a.source) / rel).resolve() for rel, _ in a.code]
+    for path in inputs:
+        if path == target or target in path.parents:
+            raise ResultsError(
+                f"{out}: holds the spec's own input {path.name}; results would be written "
+                "among it; choose an --out outside the spec's folder or a sub-folder"
+            )
+
+
+def spec_inputs(spec: Spec) -> dict[str, str]:
+    """Every file a spec's cells read (relative to its folder) -> sha256 (meta.json)."""
+    out: dict[str, str] = {}
+    for ds in spec.datasets:
+        out.update({rel: digest for _, rel, digest in ds.files})
+    for a in spec.algorithms:
+        out.update(dict(a.code))
+    return dict(sorted(out.items()))
+
+
+def _changed_inputs(plan: _Plan) -> None:
+    """Say which of the spec's input files changed since the folder was last written, and
+    how many cells are recomputed because of each (one line per file)."""
+    before = _previous(plan.out / "meta.json").get("inputs", {})
+    if not isinstance(before, dict):
+        return
+    for rel, digest in spec_inputs(plan.spec).items():
+        if before.get(rel) not in (None, digest):
+            n = sum(rel in c.inputs for c in plan.todo)
+            _warn(
+                f"{rel} changed since {plan.out} was written: {n} cell(s) that read it recomputed"
+            )
+
+
+def _plan(spec: Spec, out: Path | str | None, force: bool, locks: ExitStack) -> _Plan:
     out = Path(out) if out is not None else spec.default_out
-    _check_owner(spec, out, force)
+    _check_out(spec, out)
     results.check_writable(out)
+    locks.enter_context(results.FolderLock(out))
+    _check_owner(spec, out, force)
     started = datetime.now(UTC).isoformat(timespec="seconds")
     cells = expand(spec)
     todo = [c for c in cells if force or not results.cell_done(out, c.id, _warn)]
@@ -370,9 +525,11 @@ def _plan(spec: Spec, out: Path | str | None, force: bool) -> _Plan:
         for c in list(todo):
             source = results.borrow_cell(out, c.id)
             if source is not None:
-                borrowed[c.id] = str(source)
+                borrowed[c.id] = source.name
                 todo.remove(c)
-    return _Plan(spec, out, started, cells, todo, borrowed=borrowed)
+    plan = _Plan(spec, out, started, cells, todo, borrowed=borrowed)
+    _changed_inputs(plan)
+    return plan
 
 
 BACKENDS = ("local", "dask")
@@ -406,7 +563,12 @@ def run_specs(
                 f"({specs[outs.index(out)][0].path} and {specs[i][0].path}); "
                 "give them different names"
             )
-    plans = [_plan(spec, out, force) for spec, out in specs]
+    with ExitStack() as locks:  # every folder is locked until its tables are written
+        plans = [_plan(spec, out, force, locks) for spec, out in specs]
+        return _run_plans(plans, jobs, force, progress, backend, scheduler)
+
+
+def _run_plans(plans, jobs, force, progress, backend, scheduler) -> list[RunReport]:
     needed: dict[str, list[_Plan]] = {}
     unique: dict[str, Cell] = {}
     for plan in plans:
@@ -430,7 +592,9 @@ def run_specs(
         for plan in needed[cid]:
             done += 1
             if outcome.error:
-                plan.failures.append((outcome.cell.describe(), outcome.error))
+                failure = Failure(outcome.cell.describe(), outcome.error, outcome.traceback)
+                plan.failures.append(failure)
+                results.write_failure(plan.out, cid, failure._asdict())
             else:
                 results.write_cell(plan.out, cid, outcome.rows, outcome.meta)
         work_done += cost[cid]
@@ -465,6 +629,9 @@ def _read_rows(out: Path, cell: Cell) -> pd.DataFrame:
     one cell read under two labels.
     """
     rows = results.read_cell(out, cell.id)
+    if cell.dataset.files:  # a data file is named by its path relative to *this* spec
+        rows["dataset"] = cell.dataset.key
+        rows["dataset_label"] = data.load(cell.dataset.name, **cell.dataset.kwargs).label
     rows["variant"] = cell.algorithm.variant
     rows["params"] = canonical(cell.algorithm.kwargs)
     return rows
@@ -505,7 +672,8 @@ def list_results(root: Path | str) -> list[dict]:
         if "spec" not in meta:
             continue
         try:
-            cells = expand(spec_mod.parse(meta["spec"], str(meta.get("spec_file", out))))
+            location = _spec_location(meta, out)
+            cells = expand(spec_mod.parse(meta["spec"], str(location or out / "spec.yaml")))
             done = sum(results.verify_cell(out, c.id) is None for c in cells)
             total = len(cells)
         except DpclusterError:
@@ -544,10 +712,21 @@ def verify_folder(folder: Path | str) -> tuple[int, list[str]]:
                 else f"{out / 'meta.json'}: unreadable or not written by dpcluster run"
             )
             continue
+        location = _spec_location(meta, out)
         try:
-            sp = spec_mod.parse(meta["spec"], str(meta.get("spec_file", out)))
+            sp = spec_mod.parse(meta["spec"], str(location or out / "spec.yaml"))
         except DpclusterError as exc:
             problems.append(f"{out / 'meta.json'}: its spec no longer validates: {exc}")
+            continue
+        recorded = meta.get("inputs", {})
+        changed = [
+            f"{rel}: changed since {out} was written (sha256 {digest[:12]}…, recorded "
+            f"{str(recorded[rel])[:12]}…); its cells and tables are stale, rerun the spec"
+            for rel, digest in spec_inputs(sp).items()
+            if isinstance(recorded, dict) and recorded.get(rel) not in (None, digest)
+        ]
+        if changed:  # the cells of the current inputs are missing, which says no more
+            problems += changed
             continue
         cells = expand(sp)
         for c in cells:
@@ -569,6 +748,7 @@ def _finish(plan: _Plan, jobs: int) -> RunReport:
     and meta.json (all written atomically)."""
     spec, out, cells = plan.spec, plan.out, plan.cells
     runs, summary = _tables(spec, out, cells)
+    failed_cells = len(plan.failures)
     results.atomic_write_text(out / "runs.csv", results.to_csv(runs))
     results.atomic_write_text(out / "summary.csv", results.to_csv(summary))
     if len(runs):
@@ -576,13 +756,27 @@ def _finish(plan: _Plan, jobs: int) -> RunReport:
     if len(summary) and spec.plot.kind != "none":
         from . import plotting
 
-        plotting.render(spec, summary, out)
-    computed = len(plan.todo) - len(plan.failures)
+        try:
+            plotting.render(spec, summary, out)
+        except DpclusterError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the tables stand; the figure is a failure
+            plan.failures.append(
+                Failure(
+                    f"figure ({spec.plot.kind})",
+                    f"{type(exc).__name__}: {exc}",
+                    traceback.format_exc(),
+                )
+            )
+    nonfinite = int(summary["n_nonfinite"].sum()) if "n_nonfinite" in summary.columns else 0
+    computed = len(plan.todo) - failed_cells
     resumed = len(cells) - len(plan.todo)
     meta = {
         "spec": spec.raw,
-        "spec_file": spec.path,
+        "spec_file": _relative(spec.path),
+        "spec_from_out": os.path.relpath(Path(spec.path).resolve(), out.resolve()),
         "spec_hash": spec.hash,
+        "inputs": spec_inputs(spec),
         "overrides": [f"{k}={v}" for k, v in spec.overrides],
         "versions": _versions(),
         "git_commit": _git_commit(),
@@ -593,8 +787,9 @@ def _finish(plan: _Plan, jobs: int) -> RunReport:
         "cells_computed": computed,
         "cells_resumed": resumed,
         "cells_borrowed": len(plan.borrowed),
-        "failures": plan.failures,
-        "argv": sys.argv,
+        "failures": [f._asdict() for f in plan.failures],
+        "nonfinite_values": nonfinite,
+        "argv": ["dpcluster", *(_relative(a) for a in sys.argv[1:])],
     }
     meta["data_warnings"] = sorted({w for ds in spec.datasets for w in _data_warnings(ds)})
     history = _history(out / "meta.json")
@@ -619,7 +814,13 @@ def _finish(plan: _Plan, jobs: int) -> RunReport:
         }
     ]
     results.atomic_write_text(out / "meta.json", json.dumps(meta, indent=1, default=str))
-    return RunReport(out, len(cells), computed, resumed, plan.failures, runs, summary)
+    return RunReport(out, len(cells), computed, resumed, plan.failures, runs, summary, nonfinite)
+
+
+def _relative(path: str) -> str:
+    """An absolute path as a path relative to the working folder (meta.json records no
+    absolute path); anything else unchanged."""
+    return os.path.relpath(path) if os.path.isabs(path) else path
 
 
 def _previous(meta_path: Path) -> dict:

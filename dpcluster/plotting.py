@@ -50,6 +50,12 @@ def _reference_baseline(summary: pd.DataFrame) -> pd.Series:
     return summary[summary["algorithm"] == "lloyd"].groupby("dataset")["min"].min()
 
 
+def _legend(ax, **kwargs) -> None:
+    """A legend when the panel has labelled lines (a panel whose every value is NaN has none)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**kwargs)
+
+
 def _save(fig, out: Path, stem: str) -> list[Path]:
     import io
 
@@ -91,7 +97,7 @@ def nicv_vs_epsilon(
         ax.set_xlabel("ε")
         ax.set_ylabel("NICV")
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
+        _legend(ax, fontsize=7)
     for ax in list(axes.flat)[len(datasets) :]:
         ax.set_visible(False)
     if title:
@@ -121,7 +127,7 @@ def gap_vs_param(
         if log_y:  # a gap can be ≤ 0 (a method at the baseline): linear below 1e-3
             ax.set_yscale("symlog", linthresh=1e-3)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        _legend(ax, fontsize=7)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
@@ -176,7 +182,7 @@ def _per_dataset_lines(
             ax.set_xscale("log")
         if log_y:
             ax.set_yscale("log")
-        ax.legend(fontsize=7)
+        _legend(ax, fontsize=7)
     fig.tight_layout()
     return _save(fig, out, stem)
 
@@ -319,17 +325,22 @@ def lines(
         if log_y:
             ax.set_yscale("log")
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7, framealpha=0.8)
+        _legend(ax, fontsize=7, framealpha=0.8)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
     return _save(fig, out, stem)
 
 
-def scatter(runs: pd.DataFrame, out: Path, stem: str, title: str = "") -> list[Path]:
+def scatter(
+    runs: pd.DataFrame, out: Path, stem: str, title: str = "", datasets: dict | None = None
+) -> list[Path]:
     """2-D datasets: one panel per dataset × variant, points coloured by the first run's
-    labels (runs saved with ``save_labels``). Points are reloaded from the registry."""
+    labels (runs saved with ``save_labels``). Points are reloaded from the registry through
+    the spec's dataset entries (``datasets``: display key -> DatasetSpec)."""
     from . import data
+
+    datasets = datasets or {}
 
     runs = runs[runs["labels"].notna()] if "labels" in runs else runs.iloc[:0]
     firsts = runs.groupby(["dataset", "variant", "epsilon"], sort=False, dropna=False).head(1)
@@ -341,10 +352,9 @@ def scatter(runs: pd.DataFrame, out: Path, stem: str, title: str = "") -> list[P
         ax.set_visible(False)
     cache: dict[str, np.ndarray] = {}
     for ax, (_, row) in zip(axes.flat, firsts.iterrows()):
-        name, _, rest = row["dataset"].partition("(")
-        kwargs = dict(kv.split("=") for kv in rest.rstrip(")").split(",")) if rest else {}
         if row["dataset"] not in cache:
-            cache[row["dataset"]] = data.load(name, **kwargs).raw
+            entry = datasets[row["dataset"]]
+            cache[row["dataset"]] = data.load(entry.name, **entry.kwargs).raw
         pts = cache[row["dataset"]]
         lab = np.array(json.loads(row["labels"]))
         ax.scatter(pts[:, 0], pts[:, 1], c=lab, s=6, cmap="tab10")
@@ -416,7 +426,8 @@ def render(spec, summary: pd.DataFrame, out: Path) -> list[Path]:
             spec.metrics,
         )
     if kind == "scatter":
-        return scatter(pd.read_csv(out / "runs.csv"), out, "figure", title)
+        keys = {ds.key: ds for ds in spec.datasets}
+        return scatter(pd.read_csv(out / "runs.csv"), out, "figure", title, keys)
     if kind == "table":
         return table(summary, out, "table", spec.metrics)
     return []

@@ -23,14 +23,15 @@ installed), or an installed package declares it under the entry-point group
 declared ones, validated), ``repeat``, ``n_init``/``init_sets()`` and ``streams``. It
 returns one row per run (``init``, ``rep``, the metrics) and the ledger of a run.
 
-What is enforced: a private entry must return a :class:`~dpcluster.privacy.Ledger`, and
-its provable total may not exceed the cell's ε; rows without ε columns get them from the
-ledger (non-private entries: ``inf``).
+What is enforced (here and by the harness): a private entry must return a
+:class:`~dpcluster.privacy.Ledger` that books something, each release a positive finite ε,
+and its provable total may not exceed the cell's ε; every row's ε columns are written from
+that ledger, whatever the row says (non-private entries: ``inf``); a ``centroids`` value
+must be finite and of shape (k, d). Any breach fails the cell, with its traceback.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 from .experiments.protocol import AlgorithmInfo, CellContext, Param, Row
@@ -58,7 +59,20 @@ def algorithm(
         label = name or run.__name__
 
         def run_cell(ctx: CellContext):
-            rows, ledger = run(ctx)
+            out = run(ctx)
+            if not (isinstance(out, tuple | list) and len(out) == 2):
+                raise PluginError(
+                    f"{label} must return (rows, ledger), returned {type(out).__name__}"
+                )
+            rows, ledger = out
+            if not isinstance(rows, list | tuple) or not all(isinstance(r, dict) for r in rows):
+                raise PluginError(f"{label}'s rows must be a list of dicts, one per run")
+            for n, r in enumerate(rows):
+                for key in ("init", "rep"):
+                    if isinstance(r.get(key), bool) or not isinstance(r.get(key), int):
+                        raise PluginError(
+                            f"{label}: row {n} needs an integer {key!r}, has {r.get(key)!r}"
+                        )
             rows = [dict(r) for r in rows]
             if private:
                 if not isinstance(ledger, Ledger):
@@ -74,13 +88,8 @@ def algorithm(
                 defaults = spent(ledger)
             else:
                 defaults = NOT_PRIVATE
-            for r in rows:
-                for key, value in defaults.items():
-                    r.setdefault(key, value)
-                if private and not math.isfinite(r["epsilon_provable"]):
-                    raise PluginError(
-                        f"{label}: a private run's epsilon_provable is {r['epsilon_provable']}"
-                    )
+            for r in rows:  # the ledger's word, never the row's own
+                r.update(defaults)
             return rows, ledger.to_dict() if isinstance(ledger, Ledger) else {
                 "entries": [],
                 "note": "not private",

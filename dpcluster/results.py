@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .rng import identity_hex
+
 GROUP = [
     "dataset",
     "dataset_label",
@@ -84,17 +86,28 @@ def atomic_write_bytes(path: Path, blob: bytes) -> None:
     """Write ``blob`` to ``path`` via a temporary file in the same folder and ``os.replace``,
     so a reader (or a resumed run) sees either the old file or the complete new one. The
     file gets the umask's mode, not mkstemp's 0600."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    from .errors import WriteError
+
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "wb") as fh:
             fh.write(blob)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError as exc:  # a full disk, a quota, a folder gone read-only
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        raise WriteError(
+            f"{path}: cannot be written ({exc.strerror or type(exc).__name__}); the old "
+            "file, if any, is intact, finished cells are kept, and a rerun resumes"
+        ) from None
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         raise
 
 
@@ -116,6 +129,42 @@ def check_writable(out: Path) -> None:
         raise ResultsError(
             f"{out}: cannot write results here ({exc.strerror or type(exc).__name__})"
         ) from None
+
+
+class FolderLock:
+    """An exclusive lock on a results folder (``out/.lock``, ``flock``) for as long as a run
+    writes it. A second run into the same folder is refused with one line naming the
+    holder; the lock goes with its process, so a killed run never leaves it behind."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.fd: int | None = None
+
+    def __enter__(self) -> FolderLock:
+        import fcntl
+
+        from .errors import ResultsError
+
+        path = self.out / ".lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.read(fd, 200).decode(errors="replace").strip() or "another process"
+            os.close(fd)
+            raise ResultsError(
+                f"{self.out}: another dpcluster run is writing this folder ({holder}); "
+                "wait for it to finish, or give this run another --out"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()}".encode())
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing releases the flock
+            self.fd = None
 
 
 def to_csv(df: pd.DataFrame) -> str:
@@ -145,6 +194,17 @@ def write_cell(out: Path, cell_id: str, rows: pd.DataFrame, meta: dict) -> None:
         "csv_columns": [str(c) for c in rows.columns],
     }
     atomic_write_text(json_path, json.dumps(record, indent=1, sort_keys=True, default=str))
+    failure_path(out, cell_id).unlink(missing_ok=True)
+
+
+def failure_path(out: Path, cell_id: str) -> Path:
+    return out / "cells" / f"{cell_id}.failed.json"
+
+
+def write_failure(out: Path, cell_id: str, failure: dict) -> None:
+    """The failure record of a cell that raised: what, the error and its traceback (removed
+    once the cell is computed)."""
+    atomic_write_text(failure_path(out, cell_id), json.dumps(failure, indent=1))
 
 
 def verify_cell(out: Path, cell_id: str) -> str | None:
@@ -171,6 +231,12 @@ def verify_cell(out: Path, cell_id: str) -> str | None:
         return (
             f"{csv_path}: sha256 {digest[:12]}… does not match its record "
             f"({str(record.get('csv_sha256'))[:12]}…)"
+        )
+    if identity_hex(record.get("identity")) != cell_id:
+        return (
+            f"{json_path}: its recorded identity is that of cell "
+            f"{identity_hex(record.get('identity'))}, not of {cell_id} (a cell copied or "
+            "renamed under another cell's id)"
         )
     return None
 
@@ -210,6 +276,15 @@ def borrow_cell(out: Path, cell_id: str) -> Path | None:
     return None
 
 
+def read_table(path: Path | str) -> pd.DataFrame:
+    """A result table; an empty DataFrame for an empty file (a spec whose every cell
+    failed writes a summary with no rows and no columns)."""
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+
+
 def read_cell(out: Path, cell_id: str) -> pd.DataFrame:
     return pd.read_csv(cell_paths(out, cell_id)[0], keep_default_na=False, na_values=[""])
 
@@ -236,7 +311,9 @@ def summarise(runs: pd.DataFrame, metrics: tuple[str, ...] | list[str] = ("nicv"
     The first metric present is the *primary* one: n, mean, std (ddof 1), Student-t 95% CI,
     min and max. Every metric present also gets ``<metric>_mean`` and ``<metric>_std``, and
     each :data:`MEAN_COLUMNS` column present its mean (``fell_back`` becomes the hybrid's
-    fallback rate). Rows without a value for the primary metric are left out of its n.
+    fallback rate). Statistics use the finite values only; a run whose value of any listed
+    metric is inf or NaN is counted in ``n_nonfinite``, a column that appears only when that
+    count is non-zero somewhere (a group with no finite value gets n = 0 and NaN means).
     """
     rows = []
     group = GROUP + (["step"] if "step" in runs.columns else [])
@@ -246,13 +323,14 @@ def summarise(runs: pd.DataFrame, metrics: tuple[str, ...] | list[str] = ("nicv"
         raise ValueError(f"none of the metrics {list(metrics)} is a column of the runs")
     primary = present[0]
     for key, g in runs.groupby(group, sort=False, dropna=False):
-        v = pd.to_numeric(g[primary], errors="coerce").to_numpy(dtype=float)
+        values = {m: pd.to_numeric(g[m], errors="coerce").to_numpy(dtype=float) for m in present}
+        nonfinite = int(np.any([~np.isfinite(v) for v in values.values()], axis=0).sum())
+        v = values[primary]
         v = v[np.isfinite(v)]
         n = len(v)
-        if n == 0:
-            continue
-        mean = float(np.mean(v))
-        std = float(np.std(v, ddof=1)) if n > 1 else 0.0
+        nan = math.nan
+        mean = float(np.mean(v)) if n else nan
+        std = float(np.std(v, ddof=1)) if n > 1 else (0.0 if n else nan)
         half = t975(n) * std / math.sqrt(n) if n > 1 else 0.0
         means = {
             f"{c}_mean": float(pd.to_numeric(g[c], errors="coerce").astype(float).mean())
@@ -260,20 +338,24 @@ def summarise(runs: pd.DataFrame, metrics: tuple[str, ...] | list[str] = ("nicv"
         }
         per_metric = {}
         for m in present:
-            col = pd.to_numeric(g[m], errors="coerce").astype(float)
-            per_metric[f"{m}_mean"] = float(col.mean())
-            per_metric[f"{m}_std"] = float(col.std(ddof=1)) if col.count() > 1 else 0.0
+            col = pd.Series(values[m])
+            col = col[np.isfinite(col)]
+            per_metric[f"{m}_mean"] = float(col.mean()) if len(col) else nan
+            per_metric[f"{m}_std"] = (
+                float(col.std(ddof=1)) if len(col) > 1 else (0.0 if len(col) else nan)
+            )
         rows.append(
             {
                 **dict(zip(group, key)),
                 "metric": primary,
                 "n": n,
+                **({"n_nonfinite": nonfinite} if nonfinite else {}),
                 "mean": mean,
                 "std": std,
                 "ci95_low": mean - half,
                 "ci95_high": mean + half,
-                "min": float(np.min(v)),
-                "max": float(np.max(v)),
+                "min": float(np.min(v)) if n else nan,
+                "max": float(np.max(v)) if n else nan,
                 **(
                     {"bounds": ",".join(sorted(set(g["bounds"].astype(str))))}
                     if "bounds" in g.columns
@@ -285,4 +367,7 @@ def summarise(runs: pd.DataFrame, metrics: tuple[str, ...] | list[str] = ("nicv"
                 **per_metric,
             }
         )
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if "n_nonfinite" in table.columns:  # present only when some value is inf or NaN
+        table["n_nonfinite"] = table["n_nonfinite"].fillna(0).astype(int)
+    return table

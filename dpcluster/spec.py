@@ -27,17 +27,21 @@ import dataclasses
 import hashlib
 import itertools
 import math
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from . import data
 from .algorithms.init import INIT_METHODS
 from .errors import DpclusterError, SpecError, did_you_mean
-from .experiments import Param, known_names, lookup
+from .experiments import ALGORITHMS, Param, known_names, lookup
+from .experiments.protocol import ParamError
+from .experiments.registry import plugin_code
 from .rng import canonical
 
 TOP_KEYS = {
@@ -82,19 +86,45 @@ PLOT_KEYS = {"kind", "log_y", "log_x", "x", "title", "xlabel"}
 
 @dataclass(frozen=True)
 class DatasetSpec:
+    """A dataset entry after validation.
+
+    ``params`` are what the loader takes: a data file's absolute ``path`` and its
+    ``sha256``, the digest of its bytes when the spec was read (the loader checks it, so a
+    file edited after validation is refused, not silently read). ``files`` names each such
+    file as ``(parameter, path relative to the spec's folder, sha256)``: tables show that
+    relative path, and a cell's identity holds the digest and never the path.
+    """
+
     name: str
     params: tuple[tuple[str, Any], ...] = ()
+    files: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def kwargs(self) -> dict:
         return dict(self.params)
 
+    def _key(self, params: dict) -> str:
+        if not params:
+            return self.name
+        return f"{self.name}({','.join(f'{k}={v}' for k, v in params.items())})"
+
     @property
     def key(self) -> str:
-        """Stable display and identity key, e.g. ``s1`` or ``synthetic(N=2000,d=3,k=4)``."""
-        if not self.params:
-            return self.name
-        return f"{self.name}({','.join(f'{k}={v}' for k, v in self.params)})"
+        """Display key, e.g. ``s1``, ``synthetic(N=2000,d=3,k=4)`` or
+        ``csv(…,path=data/points.csv)`` (the path relative to the spec's folder)."""
+        shown = dict(self.params)
+        for param, rel, _ in self.files:
+            shown[param] = rel
+            shown.pop("sha256", None)
+        return self._key(shown)
+
+    @property
+    def identity_key(self) -> str:
+        """The key that enters cell identities and random streams: as :attr:`key`, with
+        each data file given by its sha256 instead of its path, so the same data give the
+        same numbers in any folder, and edited data give new cells."""
+        paths = {param for param, _, _ in self.files}
+        return self._key({k: v for k, v in self.params if k not in paths})
 
 
 @dataclass(frozen=True)
@@ -105,6 +135,9 @@ class AlgorithmSpec:
     defaults_overridden: tuple[str, ...] = ()
     #: the folder a plugin ("module:attribute") is imported from; "" for built-ins
     source: str = ""
+    #: a plugin's code identity: (file relative to ``source``, sha256) of its module and
+    #: of every module of that folder it imports (experiments.registry.plugin_code)
+    code: tuple[tuple[str, str], ...] = ()
 
     @property
     def kwargs(self) -> dict:
@@ -188,33 +221,10 @@ def _int(file: str, where: str, value: Any, minimum: int | None = None) -> int:
 
 
 def _coerce(file: str, where: str, value: Any, p: Param) -> Any:
-    if p.kind is bool:
-        if not isinstance(value, bool):
-            raise SpecError(file, where, value, "must be true or false")
-    elif p.kind is int:
-        value = _int(file, where, value)
-    elif p.kind is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise SpecError(file, where, value, "must be a number")
-        value = float(value)
-    elif p.kind is str and not isinstance(value, str):
-        if isinstance(value, int) and not isinstance(value, bool):
-            value = str(value)  # e.g. a block size written as a number
-        else:
-            raise SpecError(file, where, value, "must be a string")
-    if p.check is not None and (problem := p.check(value)):
-        raise SpecError(file, where, value, problem)
-    if p.choices is not None and value not in p.choices:
-        raise SpecError(
-            file,
-            where,
-            value,
-            "is not an allowed value",
-            did_you_mean(str(value), [str(c) for c in p.choices]),
-        )
-    if p.minimum is not None and value < p.minimum:
-        raise SpecError(file, where, value, f"must be >= {p.minimum}")
-    return value
+    try:
+        return p.coerce(value)
+    except ParamError as exc:
+        raise SpecError(file, where, value, exc.problem, exc.hint) from None
 
 
 def _expand(file: str, where: str, params: dict, table: dict[str, Param]) -> list[dict]:
@@ -285,14 +295,21 @@ def _datasets(file: str, raw: Any, bounds: str = "data") -> tuple[DatasetSpec, .
                     f"is required for {name} (no public copy is bundled)",
                     "see docs/datasets.md, TIGER",
                 )
-            if not Path(str(path)).expanduser().is_file():
-                raise SpecError(file, f"{where}.params.path", path, "file not found")
         for combo in _expand(file, f"{where}.params", params, table):
+            if name in data.GENERATORS and (bad := data.generator_problem(name, combo)):
+                key, problem = bad
+                raise SpecError(file, f"{where}.params.{key}", combo.get(key), problem)
+            files = ()
+            if name in data.USER_FILES:
+                combo["path"], shown, combo["sha256"] = _data_file(
+                    file, f"{where}.params.path", combo["path"], combo.get("sha256", "")
+                )
+                files = (("path", shown, combo["sha256"]),)
             # bounds: data is the default and stays out of the key, so cell ids do not move
             combo.setdefault("bounds", bounds)
             if combo["bounds"] == "data":
                 del combo["bounds"]
-            ds = DatasetSpec(name, tuple(sorted(combo.items())))
+            ds = DatasetSpec(name, tuple(sorted(combo.items())), files)
             if ds in out:
                 raise SpecError(
                     file,
@@ -303,6 +320,95 @@ def _datasets(file: str, raw: Any, bounds: str = "data") -> tuple[DatasetSpec, .
                 )
             out.append(ds)
     return tuple(out)
+
+
+def _data_file(file: str, where: str, value: Any, expected: Any = "") -> tuple[str, str, str]:
+    """A data file named in a spec: (absolute path, path relative to the spec's folder,
+    sha256 of its bytes). A relative path resolves against the spec's folder; an
+    ``expected`` sha256 (``params.sha256``) must match."""
+    if not isinstance(value, str) or not value:
+        raise SpecError(file, where, value, "must be a file path")
+    folder = Path(file).parent.resolve()
+    path = Path(value).expanduser()
+    path = (path if path.is_absolute() else folder / path).resolve()
+    if not path.is_file():
+        raise SpecError(file, where, value, f"file not found (looked for {path})")
+    try:
+        digest = data.file_sha256(path)
+    except OSError as exc:
+        raise SpecError(file, where, value, f"cannot be read ({exc.strerror})") from None
+    if expected not in ("", None):
+        if not isinstance(expected, str) or not re.fullmatch(r"[0-9a-fA-F]{64}", expected):
+            raise SpecError(
+                file, where.rsplit(".", 1)[0] + ".sha256", expected, "must be 64 hex digits"
+            )
+        if expected.lower() != digest:
+            raise SpecError(
+                file,
+                where.rsplit(".", 1)[0] + ".sha256",
+                expected,
+                f"does not match the file {value}: its sha256 is {digest}",
+            )
+    return str(path), Path(os.path.relpath(path, folder)).as_posix(), digest
+
+
+def _column_ref(value: Any) -> bool:
+    return isinstance(value, str) or (
+        isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    )
+
+
+def _bound(value: Any) -> bool:
+    """A public bound: a finite number, or a non-empty list of finite numbers."""
+    values = value if isinstance(value, list) else [value]
+    return bool(values) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values
+    )
+
+
+def _check_csv_types(file: str, where: str, params: dict) -> None:
+    """Each csv parameter has the type docs/plugins.md gives it (one line naming it)."""
+    columns = params.get("columns")
+    if columns is not None and not (
+        isinstance(columns, list) and columns and all(_column_ref(c) for c in columns)
+    ):
+        raise SpecError(
+            file,
+            f"{where}.columns",
+            columns,
+            "must be a non-empty list of column names or 0-based indices",
+        )
+    if isinstance(columns, list) and len(set(map(str, columns))) != len(columns):
+        raise SpecError(file, f"{where}.columns", columns, "names a column twice")
+    if params.get("classes") is not None and not _column_ref(params["classes"]):
+        raise SpecError(
+            file, f"{where}.classes", params["classes"], "must be a column name or 0-based index"
+        )
+    if not isinstance(params.get("label", ""), str):
+        raise SpecError(file, f"{where}.label", params["label"], "must be a string")
+    delimiter = params.get("delimiter", ",")
+    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\n\r':
+        raise SpecError(
+            file, f"{where}.delimiter", delimiter, "must be one character, such as , ; or a tab"
+        )
+    if not isinstance(params.get("header", True), bool):
+        raise SpecError(file, f"{where}.header", params["header"], "must be true or false")
+    bounds = params.get("bounds")
+    if bounds is not None and not isinstance(bounds, str):
+        if not (isinstance(bounds, list) and len(bounds) == 2 and all(map(_bound, bounds))):
+            raise SpecError(
+                file,
+                f"{where}.bounds",
+                bounds,
+                "must be [lo, hi]: two finite numbers, or two lists of one per column",
+            )
+        lo, hi = (np.atleast_1d(np.asarray(b, dtype=float)) for b in bounds)
+        if lo.shape != hi.shape and min(lo.size, hi.size) > 1:
+            raise SpecError(file, f"{where}.bounds", bounds, "lo and hi differ in length")
+        if np.any(np.broadcast_to(lo, np.broadcast_shapes(lo.shape, hi.shape)) >= hi):
+            raise SpecError(file, f"{where}.bounds", bounds, "needs lo < hi for every column")
+        if not np.all(np.isfinite(2.0 * (hi - lo))):
+            raise SpecError(file, f"{where}.bounds", bounds, "hi - lo overflows a float")
 
 
 def _csv_dataset(file: str, where: str, entry: dict, bounds: str) -> DatasetSpec:
@@ -320,14 +426,11 @@ def _csv_dataset(file: str, where: str, entry: dict, bounds: str) -> DatasetSpec
             )
     if problem := check_k(params["k"]):
         raise SpecError(file, f"{where}.params.k", params["k"], problem)
-    path = Path(str(params["path"])).expanduser()
-    if not path.is_absolute():
-        path = (Path(file).parent / path).resolve()
-    if not path.is_file():
-        raise SpecError(
-            file, f"{where}.params.path", params["path"], f"file not found (looked for {path})"
-        )
-    params["path"] = str(path)
+    _check_csv_types(file, f"{where}.params", params)
+    path, shown, digest = _data_file(
+        file, f"{where}.params.path", params["path"], params.get("sha256", "")
+    )
+    params["path"], params["sha256"] = path, digest
     policy = params.pop("bounds", None)
     if isinstance(policy, str):  # bounds: data | public, as for every dataset
         if policy not in data.BOUNDS:
@@ -352,8 +455,8 @@ def _csv_dataset(file: str, where: str, entry: dict, bounds: str) -> DatasetSpec
     try:
         data.load("csv", **frozen)
     except DpclusterError as exc:
-        raise SpecError(file, where, params["path"], str(exc)) from None
-    return DatasetSpec("csv", tuple(sorted(frozen.items())))
+        raise SpecError(file, where, shown, str(exc)) from None
+    return DatasetSpec("csv", tuple(sorted(frozen.items())), (("path", shown, digest),))
 
 
 def _algorithms(file: str, raw: Any) -> tuple[AlgorithmSpec, ...]:
@@ -378,17 +481,18 @@ def _algorithms(file: str, raw: Any) -> tuple[AlgorithmSpec, ...]:
                 file,
                 f"{where}.name",
                 name,
-                "unknown algorithm" if ":" not in str(name) else str(exc.args[0]),
+                "unknown algorithm" if exc.args[0] == str(name) else str(exc.args[0]),
                 hint,
             ) from None
         except TypeError as exc:
             raise SpecError(file, f"{where}.name", name, str(exc)) from None
+        code = plugin_code(str(name), source)
         repeat = _int(file, f"{where}.repeat", entry.get("repeat", info.repeat_default), 1)
         params = _mapping(file, f"{where}.params", entry.get("params", {}) or {})
         for combo in _expand(file, f"{where}.params", params, info.params):
             full = {p: combo.get(p, spec.default) for p, spec in info.params.items()}
             alg = AlgorithmSpec(
-                name, tuple(sorted(full.items())), repeat, tuple(sorted(combo)), source
+                name, tuple(sorted(full.items())), repeat, tuple(sorted(combo)), source, code
             )
             if any(a.name == name and a.params == alg.params for a in out):
                 raise SpecError(
@@ -431,6 +535,104 @@ def _epsilons(file: str, raw: Any, needed: bool) -> tuple[float, ...]:
     return tuple(out)
 
 
+#: metrics computed against the data's ground-truth classes
+CLASS_METRICS = ("ari", "nmi", "ami", "homogeneity", "completeness", "v_measure")
+
+
+def _metrics(file: str, raw: Any, algorithms, datasets) -> list[str]:
+    """Every listed metric is known, listed once, and reported by every algorithm (a
+    plugin's ``metrics`` declare its own); class-based metrics need datasets with classes."""
+    if not isinstance(raw, list) or not raw:
+        raise SpecError(file, "metrics", raw, "must be a non-empty list of metric names")
+    known = set(METRICS)
+    for a in algorithms:
+        known |= set(lookup(a.name, a.source).metrics)
+    for n, m in enumerate(raw):
+        if not isinstance(m, str) or m not in known:
+            raise SpecError(
+                file, f"metrics[{n}]", m, "unknown metric", did_you_mean(str(m), sorted(known))
+            )
+        if m in raw[:n]:
+            raise SpecError(file, f"metrics[{n}]", m, "is listed twice")
+        for a in algorithms:
+            produced = lookup(a.name, a.source).metrics
+            if m not in produced:
+                raise SpecError(
+                    file,
+                    f"metrics[{n}]",
+                    m,
+                    f"is not reported by algorithm '{a.name}' (it reports {', '.join(produced)})",
+                )
+        if m in CLASS_METRICS:
+            for ds in datasets:
+                if not data.has_classes(ds.name, ds.kwargs):
+                    raise SpecError(
+                        file,
+                        f"metrics[{n}]",
+                        m,
+                        f"needs ground-truth classes, and dataset {ds.key} has none",
+                        "a csv dataset names its class column with params.classes",
+                    )
+    return list(raw)
+
+
+#: plot kind -> (the built-in entries whose rows it draws, what those rows carry); a
+#: plugin may carry them too, so a spec with a plugin is not refused
+PLOT_FEEDS = {
+    "nicv_vs_step": (("lloyd_steps", "gene"), "a row per iteration (step)"),
+    "nicv_vs_block": (("gkm", "gkm_3k", "gkm_sag", "gkm_noise"), "a block size"),
+}
+#: run columns a ``lines`` plot can put on its x axis besides the parameters
+LINE_COLUMNS = ("epsilon", "step", "N", "d", "k")
+
+
+def _check_plot_feeds(file: str, kind: str, x, algorithms, datasets) -> None:
+    """Refuse a plot kind that none of the spec's algorithms can feed, and a ``lines`` x
+    that is neither a parameter nor a run column: the figure would fail after all the work."""
+    plugins = any(a.name not in ALGORITHMS for a in algorithms)
+    if kind in PLOT_FEEDS and not plugins:
+        feeders, what = PLOT_FEEDS[kind]
+        if not any(a.name in feeders for a in algorithms):
+            raise SpecError(
+                file,
+                "plot.kind",
+                kind,
+                f"draws {what}, which only {', '.join(feeders)} report; "
+                "none of the spec's algorithms does",
+            )
+    if kind == "lines" and not plugins:
+        known = set(LINE_COLUMNS)
+        for a in algorithms:
+            known |= set(a.kwargs)
+        for ds in datasets:
+            known |= set(ds.kwargs)
+        if x[0] not in known:
+            raise SpecError(
+                file,
+                "plot.x",
+                x[0],
+                "is no parameter or run column of this spec",
+                did_you_mean(str(x[0]), sorted(known)),
+            )
+
+
+def _undrawable(text: str) -> str | None:
+    """Why matplotlib cannot draw ``text`` (a pair of ``$`` starts mathtext), or None."""
+    if "$" not in text:
+        return None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    canvas = FigureCanvasAgg(fig)
+    fig.text(0, 0, text)
+    try:
+        canvas.draw()
+    except ValueError as exc:
+        return f"cannot be drawn: matplotlib reads $…$ as math ({str(exc).splitlines()[-1]})"
+    return None
+
+
 def parse(raw: Any, file: str = "<spec>") -> Spec:
     """Validate a loaded YAML document into a :class:`Spec`."""
     raw = _mapping(file, "(top level)", raw)
@@ -439,13 +641,17 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
         if key not in raw:
             raise SpecError(file, key, None, "is required")
     name = raw["name"]
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9._-]+", name):
+    if (
+        not isinstance(name, str)
+        or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name)
+        or len(name) > 128
+    ):
         raise SpecError(
             file,
             "name",
             name,
-            "must be a non-empty string of letters, digits, "
-            "'.', '_' or '-' (it names the results folder)",
+            "must be a plain folder name: letters, digits, '.', '_' or '-', starting with "
+            "a letter or digit, at most 128 characters (it names the results folder)",
         )
     seed = _int(file, "seed", raw["seed"], 0)
     bounds = raw.get("bounds", "data")
@@ -475,24 +681,7 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
             "unknown init method",
             did_you_mean(str(init.method), INIT_METHODS),
         )
-    metrics = raw.get("metrics", ["nicv"])
-    if not isinstance(metrics, list):
-        raise SpecError(file, "metrics", metrics, "must be a list")
-    for n, m in enumerate(metrics):
-        if m not in METRICS:
-            raise SpecError(
-                file, f"metrics[{n}]", m, "unknown metric", did_you_mean(str(m), METRICS)
-            )
-    if metrics:
-        for a in algorithms:
-            produced = lookup(a.name, a.source).metrics
-            if metrics[0] not in produced:
-                raise SpecError(
-                    file,
-                    "metrics[0]",
-                    metrics[0],
-                    f"is not reported by algorithm '{a.name}' (it reports {', '.join(produced)})",
-                )
+    metrics = _metrics(file, raw.get("metrics", ["nicv"]), algorithms, datasets)
     plot_raw = _mapping(file, "plot", raw.get("plot", {}) or {})
     _check_keys(file, "plot", plot_raw, PLOT_KEYS)
     kind = plot_raw.get("kind", "nicv_vs_epsilon")
@@ -517,12 +706,23 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
             "lines needs x: one algorithm "
             "parameter, dataset parameter or run column (e.g. s, d, epsilon, step)",
         )
+    _check_plot_feeds(file, kind, x, algorithms, datasets)
     log_y = plot_raw.get("log_y", True)
     if not isinstance(log_y, bool):
         raise SpecError(file, "plot.log_y", log_y, "must be true or false")
     log_x = plot_raw.get("log_x", False)
     if not isinstance(log_x, bool):
         raise SpecError(file, "plot.log_x", log_x, "must be true or false")
+    for key in ("title", "xlabel"):
+        text = plot_raw.get(key, "")
+        if not isinstance(text, str):
+            raise SpecError(file, f"plot.{key}", text, "must be a string")
+        if problem := _undrawable(text):
+            raise SpecError(file, f"plot.{key}", text, problem, "write \\$ for a dollar sign")
+    for ds in datasets:
+        label = ds.kwargs.get("label", "")
+        if problem := _undrawable(str(label)):
+            raise SpecError(file, "datasets[].params.label", label, problem)
     plot = PlotSpec(
         kind,
         log_y,
@@ -547,14 +747,112 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
     )
 
 
+#: limits of a spec document (and of one ``--set`` value): bytes of text, nesting depth,
+#: aliases, and nodes once every alias is expanded. A real spec is a few hundred bytes,
+#: depth 5 and a few hundred nodes; an "alias bomb" of 500 bytes expands to 10^9 nodes.
+MAX_SPEC_BYTES = 1 << 20
+MAX_DEPTH = 32
+MAX_ALIASES = 100
+MAX_NODES = 100_000
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """A safe loader that refuses duplicate keys (PyYAML silently keeps the last one)."""
+    """A safe loader that refuses duplicate keys (PyYAML silently keeps the last one), and
+    documents nested deeper than :data:`MAX_DEPTH`, with more than :data:`MAX_ALIASES`
+    aliases or more than :data:`MAX_NODES` nodes once aliases are expanded, before any
+    Python object is built (see :func:`_load_yaml`)."""
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self._depth = 0
+        self._aliases = 0
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_ALIASES:
+                mark = self.peek_event().start_mark
+                raise SpecError(
+                    self.name,
+                    f"line {mark.line + 1}",
+                    f"{self._aliases} aliases",
+                    f"has more than {MAX_ALIASES} YAML aliases (*name); a spec needs few",
+                )
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            mark = self.peek_event().start_mark
+            raise SpecError(
+                self.name,
+                f"line {mark.line + 1}",
+                f"depth {self._depth}",
+                f"nests deeper than {MAX_DEPTH} levels",
+            )
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _expanded_size(node, memo: dict) -> int:
+    """Nodes of a composed YAML graph with every alias expanded (memoised per node, so a
+    shared subtree is counted as often as it is referenced without walking it again)."""
+    key = id(node)
+    if key in memo and memo[key] is None:
+        raise ValueError(f"line {node.start_mark.line + 1}")
+    if key not in memo:
+        memo[key] = None  # in progress: meeting it again below is a recursive alias
+        size = 1
+        if isinstance(node, yaml.SequenceNode):
+            size += sum(_expanded_size(n, memo) for n in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            size += sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+        memo[key] = size
+    return memo[key]
+
+
+def _load_yaml(text: str, file: str, where: str = "(file)"):
+    """One YAML document under the limits above; a SpecError naming ``file`` otherwise."""
+    if len(text) > MAX_SPEC_BYTES:
+        raise SpecError(
+            file, where, f"{len(text):,} characters", f"is longer than {MAX_SPEC_BYTES:,}"
+        )
+    loader = _UniqueKeyLoader(text)
+    loader.name = file
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        try:
+            size = _expanded_size(node, {})
+        except ValueError as exc:
+            raise SpecError(
+                file, str(exc), "a recursive alias", "refers to itself (an endless document)"
+            ) from None
+        if size > MAX_NODES:
+            raise SpecError(
+                file,
+                where,
+                f"{size:,} nodes",
+                f"expands (through its aliases) to more than {MAX_NODES:,} YAML nodes",
+            )
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
 
 
 def _mapping_without_duplicates(loader, node, deep=False):
     seen = {}
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
+        try:
+            hash(key)
+        except TypeError:
+            raise SpecError(
+                loader.name,
+                f"line {key_node.start_mark.line + 1}",
+                key,
+                "is not a valid key (a list or mapping cannot be a key)",
+            ) from None
         if key in seen:
             raise SpecError(
                 loader.name,
@@ -585,7 +883,7 @@ def apply_overrides(raw: Any, overrides, file: str) -> Any:
     for key, text in overrides:
         where = f"--set {key}"
         try:
-            value = yaml.safe_load(text)
+            value = _load_yaml(text, file, where)
         except yaml.YAMLError:
             raise SpecError(file, where, text, "is not a YAML value") from None
         parts = [p for p in key.split(".") if p]
@@ -669,12 +967,7 @@ def load(path: str | Path, overrides=()) -> Spec:
     except UnicodeDecodeError as exc:
         raise SpecError(file, "(file)", f"byte {exc.start}", "is not UTF-8 text") from None
     try:
-        loader = _UniqueKeyLoader(text)
-        loader.name = file
-        try:
-            raw = loader.get_single_data()
-        finally:
-            loader.dispose()
+        raw = _load_yaml(text, file)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"

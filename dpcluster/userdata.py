@@ -22,6 +22,7 @@ row and column. A ``.gz`` file is read transparently.
 from __future__ import annotations
 
 import functools
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -79,7 +80,7 @@ def read_csv(
             compression="infer",
             skipinitialspace=True,
         )
-    except (ValueError, OSError, UnicodeDecodeError, EOFError) as exc:
+    except (ValueError, OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
         raise DataError(f"{p}: cannot read as csv ({type(exc).__name__}: {exc})") from None
     names = [str(c) for c in frame.columns]
     idx = (

@@ -61,7 +61,7 @@ CASES = {
         lambda t: _spec(
             t, {**GOOD, "datasets": [{"name": "synthetic", "params": {"N": 5, "k": 8, "d": 2}}]}
         ),
-        ["k = 8", "N = 5"],
+        ["params.k", "N = 5"],
     ),
     "too many runs": (
         lambda t: _spec(t, {**GOOD, "algorithms": [{"name": "dplloyd", "repeat": 10**9}]}),

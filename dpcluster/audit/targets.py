@@ -28,6 +28,7 @@ from ..algorithms.eugkm import eugkm
 from ..algorithms.gkm import gkm, gkm_aggregate
 from ..algorithms.hybrid import hybrid
 from ..algorithms.pgkm import genetic_kmeans
+from ..errors import DpclusterError
 from ..ldp.bitvector import BVCodec, RecordCodec, unpack_bits
 from ..ldp.parties import decomposition_codec
 from ..privacy import LOCAL, Ledger
@@ -456,11 +457,23 @@ def entry_target(name: str, info, params: dict | None = None, trials: int = 2_00
                 streams,
                 StreamFactory(0, ("audit-public",)),
             )
-            rows, ledger = info.run_cell(ctx)
-            centres = rows[0].get("centroids")  # the run's output, if the entry returns it
-            if isinstance(centres, str):
-                centres = json.loads(centres)
-            out.append(np.ravel(centres).astype(float) if centres is not None else [])
+            try:
+                rows, ledger = info.run_cell(ctx)
+                centres = rows[0].get("centroids")  # the run's output, if the entry returns it
+                if isinstance(centres, str):
+                    centres = json.loads(centres)
+                if centres is not None:
+                    centres = np.asarray(centres, dtype=float)
+                    if centres.shape != (K_CENTRAL, d) or not np.all(np.isfinite(centres)):
+                        raise ValueError(
+                            f"released centroids of shape {centres.shape}; expected finite "
+                            f"({K_CENTRAL}, {d})"
+                        )
+            except Exception as exc:  # noqa: BLE001 - the entry's fault, named in one line
+                raise DpclusterError(
+                    f"{name}: failed during the audit ({type(exc).__name__}: {exc})"
+                ) from None
+            out.append(np.ravel(centres) if centres is not None else [])
         return np.array(out, dtype=float).reshape(n, -1), _LedgerTotals(ledger or {})
 
     central = {"N": N_CENTRAL, "d": D_CENTRAL, "k": K_CENTRAL, "neighbour": "D + corner"}

@@ -10,6 +10,7 @@ callables (runs, cost, canonical parameters) get a :class:`CellShape`, which nee
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,14 @@ import numpy as np
 from ..algorithms.init import initial_sets
 from ..data import Dataset
 from ..rng import StreamFactory
+
+
+class ParamError(ValueError):
+    """A value a :class:`Param` refuses: ``problem`` says why, ``hint`` what would do."""
+
+    def __init__(self, problem: str, hint: str = ""):
+        super().__init__(problem + (f". {hint}" if hint else ""))
+        self.problem, self.hint = problem, hint
 
 
 @dataclass(frozen=True)
@@ -32,6 +41,41 @@ class Param:
     minimum: float | None = None
     #: returns a problem description for a bad value, or None
     check: Callable[[Any], str | None] | None = None
+
+    def coerce(self, value: Any) -> Any:
+        """``value`` as this parameter's type, or a :class:`ParamError`: a bool is never a
+        number, an int is a float, a float must be finite, a number may name a string
+        (a block size), and ``check``, ``choices`` and ``minimum`` apply. The one check of
+        a spec's parameters and of the estimators' ``method_params``."""
+        if self.kind is bool:
+            if not isinstance(value, bool):
+                raise ParamError("must be true or false")
+        elif self.kind is int:
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise ParamError("must be an integer")
+            value = int(value)
+        elif self.kind is float:
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+                raise ParamError("must be a number")
+            value = float(value)
+            if not math.isfinite(value):
+                raise ParamError("must be a finite number")
+        elif self.kind is str and not isinstance(value, str):
+            if isinstance(value, int) and not isinstance(value, bool):
+                value = str(value)  # e.g. a block size written as a number
+            else:
+                raise ParamError("must be a string")
+        if self.check is not None and (problem := self.check(value)):
+            raise ParamError(problem)
+        if self.choices is not None and value not in self.choices:
+            from ..errors import did_you_mean
+
+            raise ParamError(
+                "is not an allowed value", did_you_mean(str(value), [str(c) for c in self.choices])
+            )
+        if self.minimum is not None and value < self.minimum:
+            raise ParamError(f"must be >= {self.minimum}")
+        return value
 
 
 @dataclass(frozen=True)

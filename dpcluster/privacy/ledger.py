@@ -72,6 +72,8 @@ class Ledger:
         ``ledger.record(m, ..).noise(rng, shape)``.
 
         ``mech`` exposes ``epsilon``, ``delta``, ``sensitivity`` and ``scale`` (what holds);
+        ε must be positive and finite (an :class:`ExactRelease` books ∞) and δ in [0, 1),
+        else ValueError;
         it may also expose ``claimed_epsilon``, ``claimed_delta`` and ``claim`` when its
         source paper claims more. ``repeats`` charges the release that many times (basic
         composition over the releases one record takes part in); a paper's claim is
@@ -81,6 +83,15 @@ class Ledger:
         if repeats < 1:
             raise ValueError(f"repeats must be >= 1, got {repeats}")
         eps, delta = float(mech.epsilon) * repeats, float(mech.delta) * repeats
+        exact = getattr(mech, "exact", False) and eps == math.inf
+        if not (exact or (math.isfinite(eps) and eps > 0)):
+            raise ValueError(
+                f"{purpose}: a release must book a positive finite ε, got {mech.epsilon!r}"
+                " (a negative, zero or NaN entry would hide another release's cost; an "
+                "unbounded one is an ExactRelease)"
+            )
+        if not (math.isfinite(delta) and 0 <= delta < 1):
+            raise ValueError(f"{purpose}: a release's δ must lie in [0, 1), got {mech.delta!r}")
         claim = str(getattr(mech, "claim", ""))
         self.entries.append(
             Spend(

@@ -118,5 +118,7 @@ class ExactRelease:
 
     epsilon = math.inf
     delta = 0.0
+    #: the one kind of release the ledger books at ε = ∞
+    exact = True
     sensitivity = math.inf
     scale = 0.0

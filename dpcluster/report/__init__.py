@@ -14,9 +14,8 @@ import math
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
-from ..results import atomic_write_text
+from ..results import atomic_write_text, read_table
 from . import paper_a, paper_b
 from .claim import Claim
 from .privacy import privacy_section
@@ -36,7 +35,7 @@ def evaluate(results_dir: Path) -> list[tuple[Claim, Verdict]]:
         if not path.is_file():
             out.append((claim, (None, f"not run (no {claim.spec}/{claim.table})")))
             continue
-        summary = pd.read_csv(path)
+        summary = read_table(path)
         try:
             out.append((claim, claim.check(summary)))
         except Exception as exc:  # noqa: BLE001 - shown as an error verdict, never as "no data"
@@ -82,7 +81,7 @@ def baseline_section(results_dir: Path, spec: str = "fig1") -> list[str]:
     path = Path(results_dir) / spec / "summary.csv"
     if not path.is_file():
         return []
-    s = pd.read_csv(path)
+    s = read_table(path)
     if not {"algorithm", "dataset", "epsilon", "mean", "min", "variant"} <= set(s.columns):
         return ["## Baselines", "", f"error: {spec}/summary.csv lacks the summary columns", ""]
     paper = select(s, "lloyd", init="spec").groupby("dataset")["min"].min()

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..results import read_table
+
 THEOREM4 = (
     "Sun et al.'s Theorem 4 claims that DPBV is (ε, p^s − e^ε q^s)-LDP per attribute. "
     "It is not: two values whose clean encodings differ in m bits have a "
@@ -32,7 +34,7 @@ def privacy_section(results_dir: Path) -> list[str]:
     lines = ["## Privacy claims", "", THEOREM4, ""]
     audit = results_dir / "audit" / "audit.csv"
     if audit.is_file():
-        a = pd.read_csv(audit)
+        a = read_table(audit)
         a = a[a["epsilon"].isin([0.5, 1.0, 2.0])]
         lines += [
             "Audited with `dpcluster audit` (95 % lower bounds; docs/audit.md):",
@@ -50,7 +52,7 @@ def privacy_section(results_dir: Path) -> list[str]:
         lines.append("Audit: not run (`dpcluster audit` writes results/audit/audit.csv).")
     rows = []
     for summary in sorted(results_dir.glob("*/summary.csv")):
-        s = pd.read_csv(summary)
+        s = read_table(summary)
         if not {"epsilon_claimed_max", "epsilon_provable_max"} <= set(s.columns):
             continue
         private = s[np.isfinite(pd.to_numeric(s["epsilon_provable_max"], errors="coerce"))]
