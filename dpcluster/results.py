@@ -93,10 +93,7 @@ def atomic_write_bytes(path: Path, blob: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         os.fchmod(fd, FILE_MODE)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(blob)
-            fh.flush()
-            os.fsync(fh.fileno())
+        _write_synced(fd, blob)
         os.replace(tmp, path)
     except OSError as exc:  # a full disk, a quota, a folder gone read-only
         if tmp is not None:
@@ -109,6 +106,14 @@ def atomic_write_bytes(path: Path, blob: bytes) -> None:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _write_synced(fd: int, blob: bytes) -> None:
+    """Write ``blob`` to the open file ``fd``, flush it to the disk and close it."""
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(blob)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def atomic_write_text(path: Path, text: str) -> None:

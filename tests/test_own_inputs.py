@@ -1,0 +1,455 @@
+"""The user's own data, code and folder (issue 31): results come from content, not from
+where the files lie; edits recompute what they touch and say so; outputs stay inside
+their folder; a plugin's ε comes from its ledger; non-finite values are counted; hostile
+YAML, full disks and bad API arguments get one clear answer."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from dpcluster import harness, results, spec, userdata
+from tests.cli import run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "plugin"
+
+PLUGIN_HEAD = """\
+import json
+from dpcluster.plugins import Param, algorithm
+from dpcluster.privacy import LaplaceMechanism, Ledger
+"""
+
+
+def _experiment(folder: Path, repeat: int = 2) -> Path:
+    """A copy of examples/plugin with fewer runs: a csv and a plugin beside the spec."""
+    shutil.copytree(EXAMPLE, folder)
+    raw = yaml.safe_load((folder / "spec.yaml").read_text())
+    raw["epsilon"] = [0.5, 1.0]
+    raw["init"] = {"sets": 2}
+    for a in raw["algorithms"]:
+        if "repeat" in a:
+            a["repeat"] = repeat
+    raw["algorithms"][2]["params"] = {"count_share": [0.3]}
+    raw["plot"] = {"kind": "none"}
+    (folder / "spec.yaml").write_text(yaml.safe_dump(raw))
+    return folder / "spec.yaml"
+
+
+def _run(spec_path: Path, *args: str):
+    return run_cli("run", "spec.yaml", "-q", *args, cwd=spec_path.parent)
+
+
+def _tables(out: Path) -> str:
+    return (
+        "".join((out / name).read_text() for name in ("runs.csv", "summary.csv", "timing.csv"))
+        + (out / "meta.json").read_text()
+    )
+
+
+# --- identity from content --------------------------------------------------------------
+
+
+def test_the_same_experiment_in_two_folders_gives_the_same_bytes(tmp_path):
+    one = _experiment(tmp_path / "one")
+    two = _experiment(tmp_path / "deep" / "er" / "two")
+    for s in (one, two):
+        proc = _run(s)
+        assert proc.returncode == 0, proc.stderr
+    a, b = (s.parent / "results" / "plugin-example" for s in (one, two))
+    assert (a / "summary.csv").read_bytes() == (b / "summary.csv").read_bytes()
+    assert sorted(p.name for p in (a / "cells").iterdir()) == sorted(
+        p.name for p in (b / "cells").iterdir()
+    )
+    for out in (a, b):
+        text = _tables(out)
+        assert str(tmp_path) not in text, "an absolute path leaked into a table or meta.json"
+        assert "path=points.csv" in (out / "summary.csv").read_text()
+    meta = json.loads((a / "meta.json").read_text())
+    assert meta["spec_from_out"] == "../../spec.yaml"
+    assert set(meta["inputs"]) == {"points.csv", "split_dplloyd.py"}
+
+
+def test_an_edited_csv_recomputes_its_cells_and_says_why(tmp_path):
+    s = _experiment(tmp_path / "x")
+    assert _run(s).returncode == 0
+    csv = s.parent / "points.csv"
+    lines = csv.read_text().splitlines()
+    lines[3] = lines[3].rsplit(",", 1)[0] + ",9.5"
+    csv.write_text("\n".join(lines) + "\n")
+    proc = _run(s)
+    assert proc.returncode == 0, proc.stderr
+    # every cell reads the csv: lloyd (1) + dplloyd (2 ε) + the plugin (2 ε)
+    assert "5 cells computed, 0 reused" in proc.stdout
+    assert "points.csv changed since" in proc.stderr and "5 cell(s)" in proc.stderr
+    assert run_cli("verify", "results", cwd=s.parent).returncode == 0
+
+
+def test_an_edited_plugin_recomputes_only_its_cells(tmp_path):
+    s = _experiment(tmp_path / "x")
+    assert _run(s).returncode == 0
+    with open(s.parent / "split_dplloyd.py", "a") as fh:
+        fh.write("\n# an edit\n")
+    assert run_cli("verify", "results", cwd=s.parent).returncode == 5  # stale now
+    proc = _run(s)
+    assert "2 cells computed, 3 reused" in proc.stdout, proc.stdout + proc.stderr
+    assert "split_dplloyd.py changed since" in proc.stderr
+    assert run_cli("verify", "results", cwd=s.parent).returncode == 0
+
+
+def test_a_helper_module_the_plugin_imports_is_part_of_its_identity(tmp_path):
+    (tmp_path / "helper.py").write_text("SCALE = 1.0\n")
+    (tmp_path / "plug.py").write_text(
+        "from helper import SCALE\n" + "from dpcluster.plugins import algorithm\n"
+        "@algorithm(private=False, repeat=1)\n"
+        "def f(ctx):\n    return [{'init': 0, 'rep': 0, 'nicv': SCALE}], None\n"
+    )
+    from dpcluster.experiments.registry import plugin_code
+
+    before = plugin_code("plug:f", str(tmp_path))
+    assert [rel for rel, _ in before] == ["helper.py", "plug.py"]
+    (tmp_path / "helper.py").write_text("SCALE = 2.0\n")
+    assert plugin_code("plug:f", str(tmp_path)) != before
+
+
+def test_a_data_file_is_checked_again_when_loaded(tmp_path):
+    s = _experiment(tmp_path / "x")
+    sp = spec.load(s)
+    (s.parent / "points.csv").write_text("x,y\n1,2\n3,4\n5,6\n7,8\n")
+    userdata.read_csv.cache_clear()  # as in a worker process, which reads the file anew
+    outcome = harness.run_cell(harness.expand(sp)[0])
+    assert "checksum mismatch" in outcome.error
+
+
+# --- output paths -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["..", ".", "a/b", "/tmp/x", ".hidden", ""])
+def test_a_spec_name_is_a_plain_folder_name(tmp_path, name):
+    raw = yaml.safe_load((EXAMPLE / "spec.yaml").read_text())
+    raw["name"] = name
+    with pytest.raises(spec.SpecError, match="plain folder name"):
+        spec.parse(raw, str(EXAMPLE / "spec.yaml"))
+
+
+def test_out_may_not_hold_the_specs_inputs(tmp_path):
+    s = _experiment(tmp_path / "x")
+    before = sorted(p.name for p in s.parent.iterdir())
+    for out in (".", str(tmp_path)):
+        proc = _run(s, "--out", out)
+        assert proc.returncode == 2 and "holds the spec's own input" in proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert sorted(p.name for p in s.parent.iterdir()) == before  # nothing written
+
+
+def test_a_folder_another_run_writes_is_refused(tmp_path):
+    s = _experiment(tmp_path / "x")
+    out = s.parent / "results" / "plugin-example"
+    out.mkdir(parents=True)
+    with results.FolderLock(out):
+        proc = _run(s)
+    assert proc.returncode == 2, proc.stderr
+    assert "another dpcluster run is writing" in proc.stderr and "pid" in proc.stderr
+    assert _run(s).returncode == 0  # the lock went with its holder
+
+
+# --- trust in cells ---------------------------------------------------------------------
+
+
+def test_a_cell_copied_under_another_id_is_not_trusted(tmp_path):
+    s = _experiment(tmp_path / "x")
+    assert _run(s).returncode == 0
+    cells = s.parent / "results" / "plugin-example" / "cells"
+    a, b = sorted(p.stem for p in cells.glob("*.csv"))[:2]
+    for ext in (".csv", ".json"):
+        shutil.copy(cells / f"{a}{ext}", cells / f"{b}{ext}")
+    proc = run_cli("verify", "results", cwd=s.parent)
+    assert proc.returncode == 5 and f"not of {b}" in proc.stderr
+    proc = _run(s)
+    assert "1 cells computed" in proc.stdout and "recomputing the cell" in proc.stderr
+    assert run_cli("verify", "results", cwd=s.parent).returncode == 0
+
+
+# --- plugins ----------------------------------------------------------------------------
+
+
+def _plugin_spec(tmp_path: Path, body: str, private: bool = True, **extra) -> Path:
+    (tmp_path / "plug.py").write_text(
+        PLUGIN_HEAD + f"@algorithm(private={private}, repeat=2)\ndef f(ctx):\n" + body
+    )
+    raw = {
+        "name": "p",
+        "seed": 1,
+        "epsilon": [1.0],
+        "datasets": [{"name": "synthetic", "params": {"N": 100, "k": 3, "d": 2}}],
+        "algorithms": [{"name": "plug:f"}],
+        "plot": {"kind": "none"},
+        **extra,
+    }
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+ROWS = "[{'init': 0, 'rep': r, 'nicv': 0.1, **extra} for r in range(ctx.repeat)]"
+
+
+class _Negative:
+    """A mechanism that claims to cost a negative ε (bypassing Laplace's own check)."""
+
+
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        (  # books 0.5 ε, its rows say ε: the ledger's word is written
+            f"    L = Ledger(); L.record(LaplaceMechanism(ctx.epsilon / 2, 1.0), 'a')\n"
+            f"    extra = {{'epsilon_provable': 0.01, 'epsilon_claimed': 0.01}}\n"
+            f"    return {ROWS}, L\n",
+            None,
+        ),
+        (  # a 3ε release hidden by a -2ε entry appended behind the ledger's back
+            "    from dpcluster.privacy.ledger import Spend\n"
+            "    L = Ledger(); L.record(LaplaceMechanism(ctx.epsilon * 3, 1.0), 'a')\n"
+            "    L.entries.append(Spend('b', 'x', -2 * ctx.epsilon, 1.0, 1.0))\n"
+            f"    extra = {{}}\n    return {ROWS}, L\n",
+            "ledger entry 1 books ε = -2",
+        ),
+        (  # a mechanism whose ε is negative is refused by the ledger itself
+            "    class M: epsilon = -1.0; delta = 0.0; sensitivity = 1.0; scale = 1.0\n"
+            "    L = Ledger(); L.record(M(), 'a')\n"
+            f"    extra = {{}}\n    return {ROWS}, L\n",
+            "positive finite ε",
+        ),
+        (  # centres of the wrong shape
+            "    L = Ledger(); L.record(LaplaceMechanism(ctx.epsilon, 1.0), 'a')\n"
+            "    extra = {'centroids': json.dumps([[0.0, 0.0]])}\n"
+            f"    return {ROWS}, L\n",
+            "shape (1, 2); expected finite (3, 2)",
+        ),
+        (  # non-finite centres
+            "    L = Ledger(); L.record(LaplaceMechanism(ctx.epsilon, 1.0), 'a')\n"
+            "    extra = {'centroids': [[float('nan'), 0.0]] * 3}\n"
+            f"    return {ROWS}, L\n",
+            "non-finite",
+        ),
+    ],
+)
+def test_a_plugins_privacy_comes_from_its_ledger(tmp_path, body, words):
+    path = _plugin_spec(tmp_path, body)
+    proc = run_cli("run", "spec.yaml", "-q", cwd=tmp_path)
+    runs = tmp_path / "results" / "p" / "runs.csv"
+    if words is None:
+        assert proc.returncode == 0, proc.stderr
+        import pandas as pd
+
+        eps = pd.read_csv(runs)[["epsilon_provable", "epsilon_claimed"]]
+        assert (eps == 0.5).all().all()
+    else:
+        assert proc.returncode == 1 and words in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert path.is_file()
+
+
+def test_a_plugin_that_raises_keeps_its_traceback(tmp_path):
+    _plugin_spec(tmp_path, "    return helper()\n\ndef helper():\n    raise RuntimeError('bug')\n")
+    proc = run_cli("run", "spec.yaml", "-q", cwd=tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "RuntimeError: bug" in proc.stderr and "--traceback" in proc.stderr
+    meta = json.loads((tmp_path / "results" / "p" / "meta.json").read_text())
+    assert 'plug.py", line' in meta["failures"][0]["traceback"]
+    assert list((tmp_path / "results" / "p" / "cells").glob("*.failed.json"))
+    proc = run_cli("run", "spec.yaml", "-q", "--traceback", cwd=tmp_path)
+    assert "in helper" in proc.stderr and "raise RuntimeError('bug')" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "source, words",
+    [
+        ("def f(:\n", "SyntaxError"),
+        ("raise RuntimeError('at import')\n", "at import at plug.py:1"),
+        ("x = 1\n", "not an algorithm entry"),
+    ],
+)
+def test_a_plugin_that_cannot_be_imported_is_one_line(tmp_path, source, words):
+    _plugin_spec(tmp_path, "    pass\n")
+    (tmp_path / "plug.py").write_text(source.replace("x = 1", "f = 1"))
+    for command in ("run", "validate"):
+        proc = run_cli(command, "spec.yaml", cwd=tmp_path)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert words in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_audit_takes_a_plugin_by_module_and_attribute(tmp_path):
+    shutil.copy(EXAMPLE / "split_dplloyd.py", tmp_path)
+    proc = run_cli(
+        "audit",
+        "-a",
+        "split_dplloyd:split_dplloyd",
+        "--epsilon",
+        "1",
+        "--trials",
+        "40",
+        "--out",
+        "a",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "split_dplloyd:split_dplloyd" in proc.stdout
+
+
+# --- non-finite values ------------------------------------------------------------------
+
+
+def test_non_finite_metrics_are_counted_and_fail_the_run(tmp_path):
+    body = (
+        "    v = {'some': [float('inf'), 0.5], 'all': [float('nan'), float('inf')]}\n"
+        "    return [{'init': 0, 'rep': r, 'nicv': v[ctx.params['mode']][r]} "
+        "for r in range(2)], None\n"
+    )
+    (tmp_path / "plug.py").write_text(
+        PLUGIN_HEAD + "@algorithm(private=False, repeat=2, "
+        "params={'mode': Param('some', str, '', choices=('some', 'all'))})\n"
+        "def f(ctx):\n" + body
+    )
+    raw = {
+        "name": "p",
+        "seed": 1,
+        "datasets": [{"name": "synthetic", "params": {"N": 100, "k": 3, "d": 2}}],
+        "algorithms": [{"name": "plug:f", "params": {"mode": ["some", "all"]}}],
+    }
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(raw))
+    proc = run_cli("run", "spec.yaml", "-q", cwd=tmp_path)
+    assert proc.returncode == 1 and "NON-FINITE: 3 metric value(s)" in proc.stderr
+    import pandas as pd
+
+    s = pd.read_csv(tmp_path / "results" / "p" / "summary.csv")
+    assert list(s["n"]) == [1, 0] and list(s["n_nonfinite"]) == [1, 2]
+    assert s["mean"].iloc[0] == 0.5 and np.isnan(s["mean"].iloc[1])
+    assert run_cli("report", "--results", "results", cwd=tmp_path).returncode == 0
+
+
+def test_report_reads_a_summary_whose_every_cell_failed(tmp_path):
+    _plugin_spec(tmp_path, "    raise RuntimeError('x')\n")
+    assert run_cli("run", "spec.yaml", "-q", cwd=tmp_path).returncode == 1
+    proc = run_cli("report", "--results", "results", cwd=tmp_path)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+
+
+# --- hostile YAML -----------------------------------------------------------------------
+
+BOMB = "".join(
+    f"{c}: &{c} [{', '.join([f'*{p}'] * 9) if p else ', '.join(['lol'] * 9)}]\n"
+    for p, c in zip(["", *"abcdefgh"], "abcdefghi")
+)
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        (BOMB, "100,000 YAML nodes"),
+        ("a: " + "[" * 5000 + "]" * 5000 + "\n", "deeper than 32"),
+        ("a: &x [*x]\n", "refers to itself"),
+        ("a: " + "*x " * 10 + "\n", "not valid YAML"),
+        ("? [1, 2]\n: 3\n", "not a valid key"),
+    ],
+)
+def test_hostile_yaml_is_refused_quickly_in_one_line(tmp_path, text, words):
+    (tmp_path / "s.yaml").write_text(text)
+    start = time.monotonic()
+    with pytest.raises(spec.SpecError, match=words):
+        spec.load(tmp_path / "s.yaml")
+    assert time.monotonic() - start < 2.0
+
+
+def test_a_hostile_set_value_is_refused_quickly(tmp_path):
+    levels = ["a: &a [" + ", ".join(["lol"] * 9) + "]"]
+    levels += [f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]" for p, c in zip("abcdefgh", "bcdefghi")]
+    start = time.monotonic()
+    proc = run_cli(
+        "validate",
+        str(EXAMPLE / "spec.yaml"),
+        "--set",
+        "seed={" + ", ".join(levels) + "}",
+        cwd=tmp_path,
+    )
+    assert time.monotonic() - start < 10.0
+    assert proc.returncode == 2 and "--set seed" in proc.stderr and "YAML nodes" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+
+
+# --- a full disk ------------------------------------------------------------------------
+
+
+def test_a_full_disk_is_one_line_and_a_rerun_resumes(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from dpcluster import cli
+
+    s = _experiment(tmp_path / "x")
+    monkeypatch.chdir(s.parent)
+    real = results._write_synced
+    writes = {"n": 0}
+
+    def full_after_four(fd, blob):
+        writes["n"] += 1
+        if writes["n"] > 4:
+            os.close(fd)
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(fd, blob)
+
+    monkeypatch.setattr(results, "_write_synced", full_after_four)
+    out = CliRunner().invoke(cli.main, ["run", "spec.yaml", "-q"])
+    assert out.exit_code == 6, out.output
+    assert "No space left on device" in out.output and "rerun resumes" in out.output
+    monkeypatch.setattr(results, "_write_synced", real)
+    assert not list(Path("results").rglob("*.tmp")), "a temporary file was left behind"
+    out = CliRunner().invoke(cli.main, ["run", "spec.yaml", "-q"])
+    assert out.exit_code == 0 and "3 cells computed, 2 reused" in out.output, out.output
+
+
+# --- the Python API ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"n_clusters": 2.7}, "n_clusters"),
+        ({"n_clusters": 0}, "n_clusters"),
+        ({"epsilon": float("nan")}, "epsilon"),
+        ({"method": "kmeans"}, "method"),
+        ({"method": "eugkm", "method_params": {"theta": -1}}, "theta"),
+        ({"method_params": {"iterations": 0}}, "iterations"),
+        ({"method_params": {"iterations": 2.5}}, "iterations"),
+        ({"method_params": {"r": 4.0}}, "not a parameter"),
+        ({"bounds": (np.nan, 1.0)}, "bounds"),
+        ({"bounds": (5.0, 1.0)}, "bounds"),
+    ],
+)
+def test_the_estimator_validates_like_scikit_learn(kwargs, words):
+    from dpcluster import DPKMeans
+
+    X = np.random.default_rng(0).normal(size=(200, 2))
+    with pytest.raises(ValueError, match=words):
+        DPKMeans(**{"n_clusters": 3, "bounds": (-5, 5), **kwargs}).fit(X)
+
+
+def test_the_estimator_records_feature_names():
+    import pandas as pd
+
+    from dpcluster import DPBVEncoder, DPKMeans
+
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(200, 2)), columns=["a", "b"])
+    km = DPKMeans(3, bounds=(-5, 5), random_state=0).fit(X)
+    assert list(km.feature_names_in_) == ["a", "b"] and km.n_features_in_ == 2
+    with pytest.raises(ValueError, match="features"):
+        km.predict(np.zeros((3, 3)))
+    enc = DPBVEncoder(s=64, bounds=(-5, 5), random_state=0).fit(X)
+    assert list(enc.feature_names_in_) == ["a", "b"]
