@@ -49,7 +49,8 @@ def _on_sigterm(signum, frame):
 
 
 def _fail(msg: str, code: int = EXIT_BAD_INPUT) -> None:
-    click.echo(f"error: {msg}", err=True)
+    one_line = " ".join(str(msg).split())  # a library's multi-line message stays one line
+    click.echo(f"error: {one_line}", err=True)
     sys.exit(code)
 
 

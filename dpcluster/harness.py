@@ -329,6 +329,17 @@ def check_spec(spec: Spec) -> list[str]:
             )
         warnings += _data_warnings(ds_spec)
     cells = expand(spec)
+    for c in cells:
+        info = c.info
+        if info.preflight is not None and (problem := info.preflight(c.shape)):
+            param, why = problem
+            where = f"algorithms[{c.algorithm.variant}]"
+            raise SpecError(
+                spec.path,
+                f"{where}.params.{param}" if param else where,
+                c.algorithm.kwargs.get(param) if param else c.algorithm.name,
+                f"{why} (dataset {c.dataset.key})",
+            )
     runs = sum(c.n_runs for c in cells)
     need, have = runs * ROW_BYTES, data.physical_memory()
     if need > have // 2:

@@ -731,7 +731,9 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
         log_x,
         str(plot_raw.get("xlabel", "")),
     )
-    description = str(raw.get("description", ""))
+    description = raw.get("description", "")
+    if not isinstance(description, str):
+        raise SpecError(file, "description", description, "must be a string")
     return Spec(
         name,
         seed,

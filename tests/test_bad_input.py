@@ -88,6 +88,89 @@ CASES = {
 }
 
 
+def _with(**changes):
+    return lambda t: _spec(t, {**GOOD, **changes})
+
+
+def _algorithm(name, **params):
+    return _with(algorithms=[{"name": name, "repeat": 1, "params": params}])
+
+
+def _dataset(name, **params):
+    return _with(datasets=[{"name": name, "params": params}])
+
+
+def _csv(text, gz=False, **params):
+    """A spec over a csv file ``text`` (``gz="raw"``: ``text`` is the .gz file's bytes)."""
+
+    def make(t):
+        blob = text.encode() if isinstance(text, str) else text
+        path = "p.csv.gz" if gz else "p.csv"
+        (t / path).write_bytes(gzip.compress(blob) if gz is True else blob)
+        entry = {"name": "csv", "params": {"path": path, "k": 2, **params}}
+        return _spec(t, {**GOOD, "datasets": [entry]})
+
+    return make
+
+
+POINTS = "x,y\n" + "\n".join(f"{i % 7},{i % 5}" for i in range(40)) + "\n"
+
+#: values that once validated and then crashed, or ran and gave a silent wrong number
+CASES.update(
+    {
+        "theta nan": (_algorithm("eugkm", theta=float("nan")), ["theta", "finite"]),
+        "iterations float": (_algorithm("dplloyd", iterations=2.5), ["iterations", "integer"]),
+        "rho zero": (_algorithm("dplloyd_improved", rho=0.0), ["rho", "> 0"]),
+        "grid too large": (_algorithm("eugkm", theta=1e-9), ["theta", "grid"]),
+        "selected above pool": (_algorithm("pgkm", pool=2, selected=10), ["selected", "pool"]),
+        "uniform lo above hi": (_dataset("uniform", lo=5.0, hi=1.0), ["params.hi", "lo < hi"]),
+        "uniform constant": (_dataset("uniform", lo=1.0, hi=1.0), ["params.hi", "lo < hi"]),
+        "uniform overflow": (_dataset("uniform", lo=-1e308, hi=1e308), ["overflows"]),
+        "negative spread": (_dataset("blobs", spread=-1.0), ["params.spread"]),
+        "generator too large": (_dataset("synthetic", N=10**12), ["params.N", "GiB"]),
+        "empty metric list": (_with(metrics=[]), ["'metrics'", "non-empty"]),
+        "second metric unreported": (_with(metrics=["nicv", "ari"]), ["metrics[1]", "lloyd"]),
+        "class metric without classes": (
+            _with(algorithms=[{"name": "kmeans"}], metrics=["ari"]),
+            ["metrics[0]", "classes"],
+        ),
+        "undrawable title": (
+            _with(plot={"kind": "nicv_vs_epsilon", "title": "$\\foo$"}),
+            ["plot.title", "math"],
+        ),
+        "step plot without steps": (_with(plot={"kind": "nicv_vs_step"}), ["plot.kind"]),
+        "lines x unknown": (_with(plot={"kind": "lines", "x": "bogus"}), ["plot.x"]),
+        "description not text": (_with(description=[1, 2]), ["description"]),
+        "name escapes": (_with(name=".."), ["'name'", "plain folder name"]),
+        "dpbv too large": (
+            _with(
+                datasets=[{"name": "uniform", "params": {"N": 200, "d": 2}}],
+                algorithms=[{"name": "dpbv_error", "params": {"s": 10**9, "pairs": 10}}],
+                metrics=["mae"],
+            ),
+            ["params.s", "GiB"],
+        ),
+        "vertical on one attribute": (
+            _with(
+                datasets=[{"name": "uniform", "params": {"N": 200, "d": 1}}],
+                algorithms=[{"name": "vertical_error", "params": {"s": 16, "pairs": 10}}],
+                metrics=["mae"],
+            ),
+            ["d >= 2"],
+        ),
+        "csv range overflows": (_csv("x,y\n1e308,1\n-1e308,2\n3,4\n"), ["column 1", "overflows"]),
+        "csv damaged gz": (_csv(b"\x1f\x8b" + bytes(range(99)), gz="raw"), ["cannot read"]),
+        "csv truncated gz": (_csv(gzip.compress(POINTS.encode())[:30], gz="raw"), ["cannot"]),
+        "csv columns not a list": (_csv(POINTS, columns=5), ["params.columns"]),
+        "csv header not bool": (_csv(POINTS, header="yes"), ["params.header"]),
+        "csv delimiter not a character": (_csv(POINTS, delimiter=3), ["params.delimiter"]),
+        "csv bounds reversed": (_csv(POINTS, bounds=[5, 1]), ["params.bounds", "lo < hi"]),
+        "csv empty": (_csv(""), ["p.csv"]),
+        "csv binary": (_csv(bytes(range(256)) * 3), ["p.csv", "cannot read"]),
+    }
+)
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_bad_input_is_one_line_exit_2(tmp_path, case):
     make, words = CASES[case]

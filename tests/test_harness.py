@@ -287,14 +287,16 @@ def test_cli_validate_list_dry_run_and_plot(tmp_path):
 
 
 def test_cli_failed_cell_exit_1_keeps_the_rest(tmp_path):
-    # θ = 1e-6 asks for a ~10^9-cell grid, above max_cells: that cell fails, Lloyd is kept
+    # a plugin that raises: its cell fails, Lloyd's is kept
+    (tmp_path / "broken.py").write_text(
+        "from dpcluster.plugins import algorithm\n"
+        "@algorithm(private=False, repeat=1)\n"
+        "def broken(ctx):\n    raise ValueError('above max_cells')\n"
+    )
     raw = {
         **TINY,
         "datasets": [{"name": "synthetic", "params": {"N": 300, "k": 2, "d": 2}}],
-        "algorithms": [
-            {"name": "lloyd"},
-            {"name": "eugkm", "repeat": 1, "params": {"theta": 1e-6}},
-        ],
+        "algorithms": [{"name": "lloyd"}, {"name": "broken:broken"}],
         "epsilon": [1.0],
     }
     path = tmp_path / "fail.yaml"

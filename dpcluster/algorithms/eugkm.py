@@ -22,6 +22,8 @@ from .lloyd import grid_lloyd_batch
 
 ROUNDING = {"round": round, "floor": math.floor, "ceil": math.ceil}
 
+#: the largest grid EUGkM builds (m^d cells); a spec is checked against it before any work
+MAX_CELLS = 20_000_000
 #: with ``private_n``, the share of ε spent on the record count N (the cells get the rest)
 N_SHARE = 0.05
 
@@ -46,7 +48,7 @@ def eugkm(
     private_n: bool = False,
     max_iter: int = 100,
     tol: float = 1e-9,
-    max_cells: int = 20_000_000,
+    max_cells: int = MAX_CELLS,
     r: float = 1.0,
     distances: str = "float32",
 ) -> DPResult:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..algorithms.dplloyd import dplloyd_batch, improved_iterations
-from ..algorithms.eugkm import ROUNDING, cells_per_axis, eugkm
+from ..algorithms.eugkm import MAX_CELLS, ROUNDING, cells_per_axis, eugkm
 from ..algorithms.gkm import (
     ALIGN,
     MINIT,
@@ -375,6 +375,38 @@ _GENE_PARAMS = {
 }
 
 
+def _grid_fits(share: float = 1.0):
+    """Preflight of the grid entries: the grid at ``share``·ε has at most
+    :data:`MAX_CELLS` cells (docs/methods.md A3's m = rounding((Nε/θ)^(2/(2+d))))."""
+
+    def check(shape: CellShape) -> tuple[str, str] | None:
+        p, eps = shape.params, shape.epsilon * share
+        m = cells_per_axis(shape.N, eps, shape.d, p["theta"], p["rounding"])
+        if m**shape.d > MAX_CELLS:
+            return "theta", (
+                f"gives a grid of {m}^{shape.d} cells at ε = {eps:g} (N = {shape.N:,}), "
+                f"above {MAX_CELLS:,}; raise theta or use rounding: floor"
+            )
+        return None
+
+    return check
+
+
+def _hybrid_grid_fits(shape: CellShape) -> tuple[str, str] | None:
+    """The hybrid's synopsis gets ε/2, or all of ε when its MSE switch falls back."""
+    p = shape.params
+    switch = hybrid_switch(shape.N, shape.k, shape.d, shape.epsilon, t=5, theta=p["theta"])
+    share = 0.5 if (switch["use_hybrid"] or p["force"]) else 1.0
+    return _grid_fits(share)(shape)
+
+
+def _selection_fits(shape: CellShape) -> tuple[str, str] | None:
+    """Preflight of PGkM and Gene: m' parameters are selected from a pool of m."""
+    if shape.params["selected"] > shape.params["pool"]:
+        return "selected", f"must not exceed pool = {shape.params['pool']}"
+    return None
+
+
 PAPER_A: dict[str, AlgorithmInfo] = {
     "lloyd": AlgorithmInfo(
         "lloyd",
@@ -418,7 +450,12 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         repeat_doc="runs per init set",
         run_cell=lambda c: _dplloyd_cell(c, improved=True),
         params={
-            "rho": Param(0.225, float, "ρ of the split c = (4dρ²)^(1/3)", minimum=0.0),
+            "rho": Param(
+                0.225,
+                float,
+                "ρ of the split c = (4dρ²)^(1/3)",
+                check=lambda v: None if v > 0 else "must be > 0",
+            ),
             "init": Param("sphere_packing", str, "initial sets", choices=INIT_METHODS),
             "min_count": _MIN_COUNT,
         },
@@ -434,6 +471,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         cost=costs.grid,
         canonical=_eugkm_canonical,
         arithmetic=("distances",),
+        preflight=_grid_fits(),
         params={
             "theta": Param(10.0, float, "θ in M = (Nε/θ)^(2d/(2+d))", minimum=1e-9),
             "rounding": Param(
@@ -499,6 +537,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         lambda c: _genetic_cell(c, True),
         _GENE_PARAMS,
         cost=costs.gene,
+        preflight=_selection_fits,
     ),
     "gene": independent_runs(
         "gene",
@@ -508,6 +547,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         {**_GENE_PARAMS, "iterations": Param(30, int, "iterations r_it", minimum=1)},
         repeat=10,
         cost=costs.gene,
+        preflight=_selection_fits,
     ),
     "hybrid": AlgorithmInfo(
         "hybrid",
@@ -519,6 +559,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         count_runs=_hybrid_runs,
         cost=lambda shape: costs.grid(shape, share=0.5),  # an upper bound: EUGkM at ε/2
         arithmetic=("distances",),
+        preflight=_hybrid_grid_fits,
         params={
             "lloyd_runs": Param(10, int, "DPLloyd runs per synopsis", minimum=1),
             "force": Param(False, bool, "skip the MSE fallback test (always hybrid)"),

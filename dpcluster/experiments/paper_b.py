@@ -18,6 +18,7 @@ import json
 
 import numpy as np
 
+from ..data import physical_memory
 from ..ldp.baselines import adp, kmeans_labels, rsp
 from ..ldp.bitvector import RANGE_MODES, RecordCodec
 from ..ldp.distance import consistence, distance_matrix, pair_estimates
@@ -25,7 +26,7 @@ from ..ldp.kcluster import kcluster
 from ..ldp.parties import Custodian, Receiver, pair_multiplicity, vertical_distances
 from ..privacy import LOCAL, NOT_PRIVATE, Ledger, spent
 from . import costs
-from .protocol import AlgorithmInfo, CellContext, Param, Row, independent_runs
+from .protocol import AlgorithmInfo, CellContext, CellShape, Param, Row, independent_runs
 
 CLUSTER_METRICS = ("ari", "nmi", "ami", "homogeneity", "completeness", "v_measure", "silhouette")
 
@@ -264,8 +265,49 @@ def _entry(
     doc="independent repetitions",
     metrics=("mae", "rmse"),
     cost=None,
+    preflight=None,
 ):
-    return independent_runs(name, summary, private, runner, params, repeat, doc, metrics, cost=cost)
+    checks = [_encodings_fit, *([preflight] if preflight else [])]
+    return independent_runs(
+        name,
+        summary,
+        private,
+        runner,
+        params,
+        repeat,
+        doc,
+        metrics,
+        cost=cost,
+        preflight=lambda shape: next((p for c in checks if (p := c(shape))), None),
+    )
+
+
+def _encodings_fit(shape: CellShape) -> tuple[str, str] | None:
+    """Preflight: the cell's bit vectors (s bits per value, for N records or 2·pairs values
+    per attribute, a few copies) fit in half this machine's memory."""
+    s = shape.params.get("s")
+    if s is None:
+        return None
+    values = shape.d * max(shape.N, 2 * shape.params.get("pairs", 0))
+    need = 4 * values * (s // 64 + 1) * 8
+    if need > physical_memory() // 2:
+        return "pairs" if 2 * shape.params.get("pairs", 0) > shape.N else "s", (
+            f"needs about {need / 2**30:.1f} GiB of bit vectors for this dataset "
+            f"(s bits × {values:,} values); this machine has {physical_memory() / 2**30:.1f} GiB"
+        )
+    return None
+
+
+def _one_attribute(shape: CellShape) -> tuple[str, str] | None:
+    if shape.d != 1:
+        return "", f"draws 1-D pairs and needs a dataset with d = 1, not {shape.d}"
+    return None
+
+
+def _two_parties(shape: CellShape) -> tuple[str, str] | None:
+    if shape.d < 2:
+        return "", "splits the attributes between Alice and Bob and needs d >= 2"
+    return None
 
 
 def _clusterer(name: str, method: str, private: bool, summary: str, extra: dict) -> AlgorithmInfo:
@@ -287,7 +329,10 @@ def _clusterer(name: str, method: str, private: bool, summary: str, extra: dict)
 
 _DBSCAN = {
     "radius": Param(
-        0.05, float, "DBSCAN radius E as a fraction of the mean attribute range", minimum=0.0
+        0.05,
+        float,
+        "DBSCAN radius E as a fraction of the mean attribute range",
+        check=lambda v: None if v > 0 else "must be > 0",
     ),
     "min_samples": Param(5, int, "DBSCAN minPts", minimum=1),
 }
@@ -309,6 +354,7 @@ PAPER_B: dict[str, AlgorithmInfo] = {
         repeat=1,
         doc="public codec draws",
         metrics=("estimate",),
+        preflight=_one_attribute,
     ),
     **{
         name: _entry(
@@ -364,6 +410,7 @@ PAPER_B: dict[str, AlgorithmInfo] = {
             "pairs": Param(10000, int, "random pairs scored", minimum=1),
         },
         repeat=3,
+        preflight=_two_parties,
     ),
     "kmeans": _clusterer(
         "kmeans", "kmeans", False, "k-means on the original data (scikit-learn, n_init 10)", {}
@@ -383,7 +430,14 @@ PAPER_B: dict[str, AlgorithmInfo] = {
         "rsp",
         False,
         "RSP: Gaussian random projection then k-means (B8)",
-        {"fraction": Param(0.5, float, "q as a fraction of d", minimum=1e-9)},
+        {
+            "fraction": Param(
+                0.5,
+                float,
+                "q as a fraction of d",
+                check=lambda v: None if 0 < v <= 1 else "must be in (0, 1]",
+            )
+        },
     ),
     "kcluster": _clusterer("kcluster", "kcluster", False, "kCluster on exact distances (B5)", _KC),
     "dp_kcluster": _clusterer(

@@ -142,6 +142,9 @@ class AlgorithmInfo:
     #: parameters that change only the arithmetic, not which random numbers are drawn
     #: (EUGkM's ``distances``): part of a cell's identity but not of its streams
     arithmetic: tuple[str, ...] = ()
+    #: ``(parameter, problem)`` when a cell of this shape cannot run (parameters that
+    #: contradict each other or the data's shape), checked before any work; None: it can
+    preflight: Callable[[CellShape], tuple[str, str] | None] | None = None
 
 
 def independent_runs(
@@ -155,6 +158,7 @@ def independent_runs(
     metrics: tuple[str, ...] = ("nicv",),
     cost=None,
     canonical=None,
+    preflight=None,
 ) -> AlgorithmInfo:
     """An entry whose protocol is ``repeat`` independent runs (no init sets)."""
     return AlgorithmInfo(
@@ -169,6 +173,7 @@ def independent_runs(
         metrics=metrics,
         cost=cost,
         canonical=canonical,
+        preflight=preflight,
     )
 
 
