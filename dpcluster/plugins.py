@@ -68,6 +68,11 @@ def algorithm(
             if not isinstance(rows, list | tuple) or not all(isinstance(r, dict) for r in rows):
                 raise PluginError(f"{label}'s rows must be a list of dicts, one per run")
             for n, r in enumerate(rows):
+                missing = [m for m in metrics if m not in r]
+                if missing:
+                    raise PluginError(
+                        f"{label}: row {n} lacks the metric(s) {missing} it declares"
+                    )
                 for key in ("init", "rep"):
                     if isinstance(r.get(key), bool) or not isinstance(r.get(key), int):
                         raise PluginError(

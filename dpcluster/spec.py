@@ -769,26 +769,22 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         self._depth = 0
         self._aliases = 0
 
+    def _refuse(self, value: str, problem: str) -> SpecError:
+        """A SpecError at the line of the next YAML event."""
+        mark = self.peek_event().start_mark
+        return SpecError(self.name, f"line {mark.line + 1}", value, problem)
+
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
             self._aliases += 1
             if self._aliases > MAX_ALIASES:
-                mark = self.peek_event().start_mark
-                raise SpecError(
-                    self.name,
-                    f"line {mark.line + 1}",
+                raise self._refuse(
                     f"{self._aliases} aliases",
                     f"has more than {MAX_ALIASES} YAML aliases (*name); a spec needs few",
                 )
         self._depth += 1
         if self._depth > MAX_DEPTH:
-            mark = self.peek_event().start_mark
-            raise SpecError(
-                self.name,
-                f"line {mark.line + 1}",
-                f"depth {self._depth}",
-                f"nests deeper than {MAX_DEPTH} levels",
-            )
+            raise self._refuse(f"depth {self._depth}", f"nests deeper than {MAX_DEPTH} levels")
         try:
             return super().compose_node(parent, index)
         finally:

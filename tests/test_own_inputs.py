@@ -449,7 +449,7 @@ def test_the_estimator_records_feature_names():
     X = pd.DataFrame(np.random.default_rng(0).normal(size=(200, 2)), columns=["a", "b"])
     km = DPKMeans(3, bounds=(-5, 5), random_state=0).fit(X)
     assert list(km.feature_names_in_) == ["a", "b"] and km.n_features_in_ == 2
-    with pytest.raises(ValueError, match="features"):
+    with pytest.raises(ValueError, match="feature names"):
         km.predict(pd.DataFrame(np.zeros((3, 3)), columns=["a", "b", "c"]))
     enc = DPBVEncoder(s=64, bounds=(-5, 5), random_state=0).fit(X)
     assert list(enc.feature_names_in_) == ["a", "b"]
