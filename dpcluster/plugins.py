@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .experiments.protocol import AlgorithmInfo, CellContext, Param, Row
+from .experiments.protocol import HARNESS_COLUMNS, AlgorithmInfo, CellContext, Param, Row
 from .privacy import NOT_PRIVATE, Ledger, spent
 
 __all__ = ["AlgorithmInfo", "CellContext", "Param", "algorithm"]
@@ -68,11 +68,14 @@ def algorithm(
             if not isinstance(rows, list | tuple) or not all(isinstance(r, dict) for r in rows):
                 raise PluginError(f"{label}'s rows must be a list of dicts, one per run")
             for n, r in enumerate(rows):
+                taken = sorted(set(r) & set(HARNESS_COLUMNS))
+                if taken:
+                    raise PluginError(
+                        f"{label}: row {n} sets {taken}, which the harness writes itself"
+                    )
                 missing = [m for m in metrics if m not in r]
                 if missing:
-                    raise PluginError(
-                        f"{label}: row {n} lacks the metric(s) {missing} it declares"
-                    )
+                    raise PluginError(f"{label}: row {n} lacks the metric(s) {missing} it declares")
                 for key in ("init", "rep"):
                     if isinstance(r.get(key), bool) or not isinstance(r.get(key), int):
                         raise PluginError(

@@ -140,6 +140,31 @@ def test_a_spec_name_is_a_plain_folder_name(tmp_path, name):
         spec.parse(raw, str(EXAMPLE / "spec.yaml"))
 
 
+def test_nothing_is_written_beside_the_spec_but_the_results(tmp_path):
+    s = _experiment(tmp_path / "x")
+    before = sorted(p.name for p in s.parent.iterdir())
+    env = {**os.environ}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # importing the plugin must not leave __pycache__
+    import subprocess
+    import sys
+
+    subprocess.run(
+        [sys.executable, "-m", "dpcluster.cli", "run", "spec.yaml", "-q"],
+        cwd=s.parent,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    assert sorted(p.name for p in s.parent.iterdir()) == sorted([*before, "results"])
+
+
+def test_the_harness_columns_are_the_ones_it_writes():
+    from dpcluster.experiments.protocol import HARNESS_COLUMNS
+
+    assert set(HARNESS_COLUMNS) == set(results.GROUP) | {"bounds", "seed", "cell", "wall_time_s"}
+    assert set(HARNESS_COLUMNS) <= set(harness.RUN_COLUMNS)
+
+
 def test_out_may_not_hold_the_specs_inputs(tmp_path):
     s = _experiment(tmp_path / "x")
     before = sorted(p.name for p in s.parent.iterdir())
@@ -256,6 +281,34 @@ def test_a_plugins_privacy_comes_from_its_ledger(tmp_path, body, words):
         assert proc.returncode == 1 and words in proc.stderr, proc.stderr
         assert "Traceback" not in proc.stderr
     assert path.is_file()
+
+
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ("    return None\n", "must return (rows, ledger)"),
+        ("    return 5, None\n", "list of dicts"),
+        ("    return [{'nicv': 0.1}], None\n", "integer 'init'"),
+        ("    return [{'init': 0, 'rep': 0}], None\n", "lacks the metric(s) ['nicv']"),
+        ("    return [{'init': 0, 'rep': 0, 'nicv': 1, 'cell': 'x'}], None\n", "['cell']"),
+        ("    return [], None\n", "returned no rows"),
+    ],
+)
+def test_a_plugin_that_breaks_the_protocol_fails_its_cell_in_one_line(tmp_path, body, words):
+    _plugin_spec(tmp_path, body, private=False)
+    proc = run_cli("run", "spec.yaml", "-q", cwd=tmp_path)
+    assert proc.returncode == 1 and words in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("name", ["a:", ":f", "plug:f:g", "pl ug:f", "1plug:f"])
+def test_a_malformed_plugin_name_is_one_line(tmp_path, name):
+    path = _plugin_spec(tmp_path, "    pass\n")
+    raw = yaml.safe_load(path.read_text())
+    raw["algorithms"][0]["name"] = name
+    path.write_text(yaml.safe_dump(raw))
+    proc = run_cli("validate", "spec.yaml", cwd=tmp_path)
+    assert proc.returncode == 2 and "algorithms[0].name" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
 
 
 def test_a_plugin_that_raises_keeps_its_traceback(tmp_path):

@@ -123,6 +123,8 @@ def plugin_code(name: str, source: str = "") -> tuple[tuple[str, str], ...]:
         return ()
     if ":" in name:
         module = name.partition(":")[0]
+        if not all(part.isidentifier() for part in module.split(".")):
+            return ()
     else:
         eps = _entry_points()
         if name not in eps:
@@ -165,6 +167,8 @@ def lookup(name: str, source: str = "") -> AlgorithmInfo:
         return cached[0]
     if ":" in name:
         module, _, attr = name.partition(":")
+        if not (all(part.isidentifier() for part in module.split(".")) and attr.isidentifier()):
+            raise KeyError(f"{name}: not 'module:attribute' (dotted Python names)")
         if source and source not in sys.path:
             sys.path.insert(0, source)
         root = _import_root(module, source)
@@ -174,10 +178,13 @@ def lookup(name: str, source: str = "") -> AlgorithmInfo:
             or (loaded is not None and _module_file(module, root) != _file_of(loaded))
         ):
             _forget(module, root)
-        try:
+        bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__
+        try:  # in the user's folder: dpcluster writes only under the results folder
             obj = getattr(importlib.import_module(module), attr)
         except Exception as exc:  # noqa: BLE001 - the plugin's own error, shown in one line
             raise KeyError(f"{name}: cannot import ({_where(exc)})") from None
+        finally:
+            sys.dont_write_bytecode = bytecode
     else:
         eps = _entry_points()
         if name not in eps:
