@@ -25,10 +25,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
-import numpy as np
 import pandas as pd
 
-from . import __version__, data, results
+from . import __version__, data, plugins, results
 from .errors import DataError, DpclusterError, ResultsError, SpecError
 from .experiments import ALGORITHMS, CellContext, CellShape, lookup
 from .experiments.registry import plugin_code
@@ -160,66 +159,7 @@ class CellOutcome:
 
 
 class CellFailure(Exception):
-    """A cell's entry broke the protocol: its ledger, its ε columns or its centres."""
-
-
-def _ledger_epsilon(cell: Cell, ledger: dict) -> tuple[float, float]:
-    """(provable, claimed) ε of a plugin's ledger, summed here from its entries, each of
-    which must book a positive finite ε and a δ in [0, 1)."""
-    entries = ledger.get("entries", []) if isinstance(ledger, dict) else None
-    if not isinstance(entries, list):
-        raise CellFailure(f"{cell.algorithm.name}: its ledger is not a Ledger's record")
-    provable, claimed = [], []
-    for n, entry in enumerate(entries):
-        eps = entry.get("epsilon") if isinstance(entry, dict) else None
-        delta = entry.get("delta", 0.0) if isinstance(entry, dict) else None
-        ok = isinstance(eps, (int, float)) and math.isfinite(eps) and eps > 0
-        if not ok or not (isinstance(delta, (int, float)) and 0 <= delta < 1):
-            raise CellFailure(
-                f"{cell.algorithm.name}: ledger entry {n} books ε = {eps!r}, δ = {delta!r}; "
-                "every release must book a positive finite ε and a δ in [0, 1)"
-            )
-        provable.append(float(eps))
-        claimed.append(float(entry.get("claimed_epsilon", eps)))
-    return math.fsum(provable), math.fsum(claimed)
-
-
-def _check_plugin_rows(cell: Cell, ctx: CellContext, rows: list, ledger: dict) -> None:
-    """The harness, not the plugin, writes a plugin's ε columns: every row gets its cell
-    ledger's totals (non-private entries: ∞), a private total above the cell's ε fails the
-    cell, and released centres must be finite and of shape (k, d)."""
-    info = cell.info
-    if info.private:
-        provable, claimed = _ledger_epsilon(cell, ledger)
-        if provable <= 0:
-            raise CellFailure(f"{cell.algorithm.name} is private but its ledger books nothing")
-        if provable > cell.epsilon * (1 + 1e-9):
-            raise CellFailure(
-                f"{cell.algorithm.name} books ε = {provable:g} in a cell of ε = {cell.epsilon:g}"
-            )
-    else:
-        provable = claimed = math.inf
-    k, d = ctx.k, ctx.dataset.d
-    for n, row in enumerate(rows):
-        if not isinstance(row, dict):
-            raise CellFailure(f"{cell.algorithm.name}: row {n} is a {type(row).__name__}")
-        row["epsilon_provable"], row["epsilon_claimed"] = provable, claimed
-        if row.get("centroids") is not None:
-            centres = row["centroids"]
-            try:
-                centres = np.asarray(
-                    json.loads(centres) if isinstance(centres, str) else centres, dtype=float
-                )
-            except (ValueError, TypeError):
-                raise CellFailure(
-                    f"{cell.algorithm.name}: row {n}'s centroids are not numbers"
-                ) from None
-            if centres.shape != (k, d) or not np.all(np.isfinite(centres)):
-                finite = "" if np.all(np.isfinite(centres)) else " with non-finite values"
-                raise CellFailure(
-                    f"{cell.algorithm.name}: row {n} releases centroids of shape "
-                    f"{centres.shape}{finite}; expected finite ({k}, {d})"
-                )
+    """A cell cannot run as the spec was read (its plugin's code changed since)."""
 
 
 def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
@@ -256,7 +196,7 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
         rows, ledger = info.run_cell(ctx)
         wall = time.perf_counter() - start
         if plugin:
-            _check_plugin_rows(cell, ctx, rows, ledger)
+            plugins.enforce(cell.algorithm.name, info, ctx, rows, ledger)
         if not len(rows):
             raise CellFailure(f"{cell.algorithm.name} returned no rows")
         df = pd.DataFrame(rows)

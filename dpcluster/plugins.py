@@ -32,10 +32,14 @@ must be finite and of shape (k, d). Any breach fails the cell, with its tracebac
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Callable
 
+import numpy as np
+
 from .experiments.protocol import HARNESS_COLUMNS, AlgorithmInfo, CellContext, Param, Row
-from .privacy import NOT_PRIVATE, Ledger, spent
+from .privacy import Ledger
 
 __all__ = ["AlgorithmInfo", "CellContext", "Param", "algorithm"]
 
@@ -82,22 +86,10 @@ def algorithm(
                             f"{label}: row {n} needs an integer {key!r}, has {r.get(key)!r}"
                         )
             rows = [dict(r) for r in rows]
-            if private:
-                if not isinstance(ledger, Ledger):
-                    raise PluginError(
-                        f"{label} is private but returned "
-                        f"{type(ledger).__name__} instead of a Ledger"
-                    )
-                if ledger.total_epsilon > ctx.epsilon * (1 + 1e-9):
-                    raise PluginError(
-                        f"{label} books ε = {ledger.total_epsilon:g} in a cell "
-                        f"of ε = {ctx.epsilon:g}"
-                    )
-                defaults = spent(ledger)
-            else:
-                defaults = NOT_PRIVATE
-            for r in rows:  # the ledger's word, never the row's own
-                r.update(defaults)
+            if private and not isinstance(ledger, Ledger):
+                raise PluginError(
+                    f"{label} is private but returned {type(ledger).__name__} instead of a Ledger"
+                )
             return rows, ledger.to_dict() if isinstance(ledger, Ledger) else {
                 "entries": [],
                 "note": "not private",
@@ -116,3 +108,58 @@ def algorithm(
         )
 
     return wrap
+
+
+def _ledger_epsilon(label: str, ledger: dict) -> tuple[float, float]:
+    """(provable, claimed) ε of a plugin's ledger record, summed here from its entries,
+    each of which must book a positive finite ε and a δ in [0, 1)."""
+    entries = ledger.get("entries", []) if isinstance(ledger, dict) else None
+    if not isinstance(entries, list):
+        raise PluginError(f"{label}: its ledger is not a Ledger's record")
+    provable, claimed = [], []
+    for n, entry in enumerate(entries):
+        eps = entry.get("epsilon") if isinstance(entry, dict) else None
+        delta = entry.get("delta", 0.0) if isinstance(entry, dict) else None
+        ok = isinstance(eps, int | float) and math.isfinite(eps) and eps > 0
+        if not ok or not (isinstance(delta, int | float) and 0 <= delta < 1):
+            raise PluginError(
+                f"{label}: ledger entry {n} books ε = {eps!r}, δ = {delta!r}; "
+                "every release must book a positive finite ε and a δ in [0, 1)"
+            )
+        provable.append(float(eps))
+        claimed.append(float(entry.get("claimed_epsilon", eps)))
+    return math.fsum(provable), math.fsum(claimed)
+
+
+def enforce(label: str, info: AlgorithmInfo, ctx: CellContext, rows: list, ledger: dict) -> None:
+    """What the harness holds every plugin cell to, whatever made its entry (the decorator
+    or a hand-built :class:`AlgorithmInfo`): each row's ε columns are the cell ledger's
+    totals, recomputed here from its entries (non-private entries: ∞); a private total must
+    be positive and at most the cell's ε; released ``centroids`` must be finite and of
+    shape (k, d). Rows are changed in place; a breach raises :class:`PluginError`."""
+    if info.private:
+        provable, claimed = _ledger_epsilon(label, ledger)
+        if provable <= 0:
+            raise PluginError(f"{label} is private but its ledger books nothing")
+        if provable > ctx.epsilon * (1 + 1e-9):
+            raise PluginError(f"{label} books ε = {provable:g} in a cell of ε = {ctx.epsilon:g}")
+    else:
+        provable = claimed = math.inf
+    k, d = ctx.k, ctx.dataset.d
+    for n, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise PluginError(f"{label}: row {n} is a {type(row).__name__}")
+        row["epsilon_provable"], row["epsilon_claimed"] = provable, claimed
+        if row.get("centroids") is None:
+            continue
+        try:
+            raw = row["centroids"]
+            centres = np.asarray(json.loads(raw) if isinstance(raw, str) else raw, dtype=float)
+        except (ValueError, TypeError):
+            raise PluginError(f"{label}: row {n}'s centroids are not numbers") from None
+        if centres.shape != (k, d) or not np.all(np.isfinite(centres)):
+            finite = "" if np.all(np.isfinite(centres)) else " with non-finite values"
+            raise PluginError(
+                f"{label}: row {n} releases centroids of shape {centres.shape}{finite}; "
+                f"expected finite ({k}, {d})"
+            )

@@ -433,6 +433,7 @@ def entry_target(name: str, info, params: dict | None = None, trials: int = 2_00
     mechanisms and ``release`` hook, as the built-ins do."""
     from ..data import Dataset
     from ..experiments import CellContext
+    from ..plugins import enforce
     from ..rng import StreamFactory
 
     values = {key: p.default for key, p in info.params.items()}
@@ -459,21 +460,15 @@ def entry_target(name: str, info, params: dict | None = None, trials: int = 2_00
             )
             try:
                 rows, ledger = info.run_cell(ctx)
-                centres = rows[0].get("centroids")  # the run's output, if the entry returns it
-                if isinstance(centres, str):
-                    centres = json.loads(centres)
-                if centres is not None:
-                    centres = np.asarray(centres, dtype=float)
-                    if centres.shape != (K_CENTRAL, d) or not np.all(np.isfinite(centres)):
-                        raise ValueError(
-                            f"released centroids of shape {centres.shape}; expected finite "
-                            f"({K_CENTRAL}, {d})"
-                        )
+                enforce(name, info, ctx, rows, ledger)  # finite (k, d) centres, ledger ε
             except Exception as exc:  # noqa: BLE001 - the entry's fault, named in one line
                 raise DpclusterError(
                     f"{name}: failed during the audit ({type(exc).__name__}: {exc})"
                 ) from None
-            out.append(np.ravel(centres) if centres is not None else [])
+            centres = rows[0].get("centroids")  # the run's output, if the entry returns it
+            if isinstance(centres, str):
+                centres = json.loads(centres)
+            out.append(np.ravel(np.asarray(centres, dtype=float)) if centres is not None else [])
         return np.array(out, dtype=float).reshape(n, -1), _LedgerTotals(ledger or {})
 
     central = {"N": N_CENTRAL, "d": D_CENTRAL, "k": K_CENTRAL, "neighbour": "D + corner"}
