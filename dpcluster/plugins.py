@@ -38,10 +38,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .experiments.protocol import HARNESS_COLUMNS, AlgorithmInfo, CellContext, Param, Row
+from .experiments.protocol import AlgorithmInfo, CellContext, Param, Row
 from .privacy import Ledger
+from .results import GROUP
 
 __all__ = ["AlgorithmInfo", "CellContext", "Param", "algorithm"]
+
+
+#: the columns the harness writes into every row (the grouping columns of the tables, and
+#: the run's bounds, seed, cell and time); a plugin's rows may not carry them
+HARNESS_COLUMNS = (*GROUP, "bounds", "seed", "cell", "wall_time_s")
 
 
 class PluginError(RuntimeError):

@@ -159,7 +159,7 @@ def test_nothing_is_written_beside_the_spec_but_the_results(tmp_path):
 
 
 def test_the_harness_columns_are_the_ones_it_writes():
-    from dpcluster.experiments.protocol import HARNESS_COLUMNS
+    from dpcluster.plugins import HARNESS_COLUMNS
 
     assert set(HARNESS_COLUMNS) == set(results.GROUP) | {"bounds", "seed", "cell", "wall_time_s"}
     assert set(HARNESS_COLUMNS) <= set(harness.RUN_COLUMNS)

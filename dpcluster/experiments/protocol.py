@@ -114,24 +114,6 @@ class CellContext:
 
 Row = dict[str, Any]
 
-#: the columns the harness writes into every row; an entry's rows may not carry them
-HARNESS_COLUMNS = (
-    "dataset",
-    "dataset_label",
-    "standin",
-    "N",
-    "d",
-    "k",
-    "algorithm",
-    "variant",
-    "params",
-    "epsilon",
-    "bounds",
-    "seed",
-    "cell",
-    "wall_time_s",
-)
-
 
 def _per_init_set(shape: CellShape) -> int:
     return shape.repeat * shape.n_init
