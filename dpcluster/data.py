@@ -535,11 +535,11 @@ def has_classes(name: str, params: dict) -> bool:
         return FILES[name].class_column is not None
     if name == "csv":
         return params.get("classes") is not None
-    return name in ("blobs", "moons")
+    return name in ("blobs", "moons", "benchmark")
 
 
 def names() -> list[str]:
-    return sorted([*FILES, *USER_FILES, *GENERATORS, "csv"])
+    return sorted([*FILES, *USER_FILES, *GENERATORS, "csv", "benchmark"])
 
 
 def describe() -> list[dict]:
@@ -583,6 +583,17 @@ def describe() -> list[dict]:
             "label": "your own csv file (docs/datasets.md)",
             "source": "user file (params.path)",
             "params": ", ".join(CSV_PARAMS),
+        }
+    )
+    from .battery import SPEC_PARAMS
+
+    rows.append(
+        {
+            "name": "benchmark",
+            "k": "reference",
+            "label": "a labelled set in the clustering-data-v1 layout (docs/datasets.md)",
+            "source": "user folder (params.battery)",
+            "params": ", ".join(SPEC_PARAMS),
         }
     )
     return rows
@@ -635,6 +646,10 @@ def load(name: str, **params) -> Dataset:
         from .userdata import load_csv
 
         return load_csv(**params)
+    if name == "benchmark":
+        from .battery import load_dataset
+
+        return load_dataset(**params)
     bounds = str(params.pop("bounds", "data"))
     if bounds not in BOUNDS:
         raise DataError(f"{name}: bounds {bounds!r} is not one of {', '.join(BOUNDS)}")

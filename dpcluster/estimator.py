@@ -19,16 +19,19 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import data
+from .algorithms import methods
 from .algorithms.dplloyd import dplloyd, dplloyd_improved
 from .algorithms.eugkm import eugkm
 from .algorithms.gkm import gkm
 from .algorithms.hybrid import hybrid
+from .algorithms.lsh_splits import lsh_splits
 from .algorithms.pgkm import genetic_kmeans
-from .data import sphere_packing
+from .algorithms.reference import private_mean
 from .kernels import nicv
 from .privacy import LOCAL, Ledger
 
-METHODS = ("dplloyd", "dplloyd_improved", "eugkm", "hybrid", "gkm", "pgkm")
+METHODS = methods.NAMES
+SCALINGS = ("common", "per_feature")
 
 
 def _rng(random_state) -> np.random.Generator:
@@ -50,6 +53,8 @@ _FUNCTIONS = {
     "hybrid": (hybrid, "hybrid"),
     "gkm": (gkm, "gkm"),
     "pgkm": (genetic_kmeans, "pgkm"),
+    "lsh_splits": (lsh_splits, "lsh_splits"),
+    "private_mean": (private_mean, "private_mean"),
 }
 _RENAMED = {"align_rule": "align"}
 #: arguments the estimator sets itself: the data, k, ε, the starts, the generator, and the
@@ -66,6 +71,10 @@ def _method_params(method: str, given) -> dict:
     from .experiments import ALGORITHMS
     from .experiments.protocol import Param, ParamError
 
+    if method == "auto":
+        if given:
+            raise ValueError("method_params: method 'auto' takes none; name a method to tune it")
+        return {}
     function, entry = _FUNCTIONS[method]
     accepted = [
         p
@@ -76,8 +85,10 @@ def _method_params(method: str, given) -> dict:
     table = ALGORITHMS[entry].params
     out = {}
     for key, value in dict(given or {}).items():
-        if key == "init_sets":
+        if key == "init_sets" and method in ("eugkm", "hybrid"):
             param = Param(30, int, "", minimum=1)
+        elif key == "init" and method in ("dplloyd", "dplloyd_improved"):
+            param = Param("sphere_packing", str, "", choices=("sphere_packing", "uniform"))
         elif key in accepted:
             default = inspect.signature(function).parameters[key].default
             param = table.get(_RENAMED.get(key, key)) or Param(
@@ -150,6 +161,7 @@ class DPKMeans(ClusterMixin, BaseEstimator):
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "method": [StrOptions(set(METHODS))],
+        "scaling": [StrOptions(set(SCALINGS))],
         "bounds": ["array-like", None],
         "random_state": ["random_state", np.random.Generator],
         "method_params": [dict, None],
@@ -159,24 +171,41 @@ class DPKMeans(ClusterMixin, BaseEstimator):
         self,
         n_clusters=8,
         epsilon=1.0,
-        method="dplloyd",
+        method="auto",
         bounds=None,
         random_state=None,
         method_params=None,
+        scaling="common",
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.method = method
         self.bounds = bounds
+        self.scaling = scaling
         self.random_state = random_state
         self.method_params = method_params
 
     def _scale(self, X) -> np.ndarray:
+        """Records into the working cube [-1, 1]^d (clipped into the public box first)."""
         lo, hi = self.bounds_
-        span = np.where(hi > lo, hi - lo, 1.0)
-        Z = 2.0 * (np.clip(X, lo, hi) - lo) / span - 1.0
-        Z[:, hi <= lo] = 0.0
-        return np.ascontiguousarray(Z)
+        return np.ascontiguousarray((np.clip(X, lo, hi) - self._centre) / self._half)
+
+    def _unscale(self, Z) -> np.ndarray:
+        return self._centre + Z * self._half
+
+    def _set_scaling(self, lo: np.ndarray, hi: np.ndarray) -> None:
+        """The affine map x -> (x - centre)/half of ``scaling``: ``"common"`` divides every
+        feature by one factor, half the widest public range, so distances in the working
+        space are distances in data units divided by that factor and the k-means objective
+        is the data's own; ``"per_feature"`` maps each feature's range onto [-1, 1] (the
+        papers' normalisation), which minimises k-means in a space stretched feature by
+        feature (docs/api.md). A feature with no range maps to 0."""
+        span = np.where(hi > lo, hi - lo, 0.0)
+        self._centre = (lo + hi) / 2.0
+        if self.scaling == "common":
+            self._half = np.full_like(lo, max(float(span.max()) / 2.0, np.finfo(float).tiny))
+        else:
+            self._half = np.where(span > 0, span / 2.0, 1.0)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -191,27 +220,22 @@ class DPKMeans(ClusterMixin, BaseEstimator):
             _check_bounds(self.bounds, X.shape[1])
             _, lo, hi = data.normalise(X, self.bounds)
         self.bounds_ = (lo, hi)
+        self._set_scaling(lo, hi)
         Z = self._scale(X)
-        rng = _rng(self.random_state)
-        d, eps = Z.shape[1], float(self.epsilon)
-        uniform = rng.uniform(-1.0, 1.0, size=(params.pop("init_sets", 30), k, d))
-        if self.method == "dplloyd":
-            res = dplloyd(Z, k, eps, uniform[0], rng, **params)
-        elif self.method == "dplloyd_improved":
-            res = dplloyd_improved(Z, k, eps, sphere_packing(k, d, rng)[0], rng, **params)
-        elif self.method == "eugkm":
-            res = eugkm(Z, k, eps, uniform, rng, **params)
-        elif self.method == "hybrid":
-            res = hybrid(Z, k, eps, uniform, rng, **params)[0]
-        elif self.method == "gkm":
-            res = gkm(Z, k, eps, rng, **params)
-        else:
-            res = genetic_kmeans(Z, k, rng, eps, **params)
+        box = (self._scale(lo[None])[0], self._scale(hi[None])[0])
+        res = methods.run(
+            self.method, Z, k, float(self.epsilon), _rng(self.random_state), box, params
+        )
         res.ledger.bounds = "public" if self.bounds is not None else "data"
         self.ledger_ = res.ledger
+        self.method_ = str(res.info.get("chosen", self.method))
+        self.reason_ = str(res.info.get("reason", ""))
         self.n_iter_ = int(res.iterations)
-        self._centres_scaled = np.asarray(res.centroids, dtype=np.float64)
-        self.cluster_centers_ = lo + (self._centres_scaled + 1.0) * (hi - lo) / 2.0
+        # clipping into the public box is post-processing: it never moves a centre away
+        # from the data, and it keeps a noisy centre inside the domain the user declared
+        centres = np.clip(np.asarray(res.centroids, dtype=np.float64), box[0], box[1])
+        self._centres_scaled = centres
+        self.cluster_centers_ = self._unscale(centres)
         self.labels_ = self._nearest(Z)
         self.inertia_ = self._inertia(X, self.labels_)
         self.nicv_ = float(nicv(Z, self._centres_scaled))

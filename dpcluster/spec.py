@@ -115,7 +115,7 @@ class DatasetSpec:
         shown = dict(self.params)
         for param, rel, _ in self.files:
             shown[param] = rel
-            shown.pop("sha256", None)
+        shown = {k: v for k, v in shown.items() if not k.endswith("sha256")}
         return self._key(shown)
 
     @property
@@ -256,11 +256,12 @@ def _datasets(file: str, raw: Any, bounds: str = "data") -> tuple[DatasetSpec, .
                 "unknown dataset",
                 did_you_mean(str(name), data.names()),
             )
-        if name == "csv":
-            out.append(_csv_dataset(file, where, entry, bounds))
+        if name in ("csv", "benchmark"):
+            read = _csv_dataset if name == "csv" else _benchmark_dataset
+            out.append(read(file, where, entry, bounds))
             if out[-1] in out[:-1]:
                 raise SpecError(
-                    file, where, entry, "repeats an earlier csv dataset", "list it once"
+                    file, where, entry, f"repeats an earlier {name} dataset", "list it once"
                 )
             continue
         if name in data.GENERATORS:
@@ -457,6 +458,54 @@ def _csv_dataset(file: str, where: str, entry: dict, bounds: str) -> DatasetSpec
     except DpclusterError as exc:
         raise SpecError(file, where, shown, str(exc)) from None
     return DatasetSpec("csv", tuple(sorted(frozen.items())), (("path", shown, digest),))
+
+
+def _benchmark_dataset(file: str, where: str, entry: dict, bounds: str) -> DatasetSpec:
+    """A ``benchmark`` set (dpcluster/battery.py): ``battery`` (a folder, relative to the
+    spec's folder) and ``set`` name its two files, whose digests enter the identity."""
+    from .battery import SPEC_PARAMS, files
+    from .userdata import check_k
+
+    params = dict(_mapping(file, f"{where}.params", entry.get("params", {}) or {}))
+    _check_keys(file, f"{where}.params", params, set(SPEC_PARAMS))
+    for key in ("battery", "set"):
+        if not isinstance(params.get(key), str) or not params[key]:
+            raise SpecError(file, f"{where}.params.{key}", params.get(key), "is required: a string")
+    name = params["set"]
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*", name) or ".." in name.split("/"):
+        raise SpecError(file, f"{where}.params.set", name, "must be family/name, e.g. sipu/a1")
+    if params.get("k") is not None and (problem := check_k(params["k"])):
+        raise SpecError(file, f"{where}.params.k", params["k"], problem)
+    if bounds != "data":
+        raise SpecError(
+            file, "bounds", bounds, "a benchmark set declares no public domain; use bounds: data"
+        )
+    folder = Path(file).parent / Path(params["battery"]).expanduser()
+    resolved = {}
+    for role, path in zip(("data", "labels"), files(folder, name), strict=True):
+        absolute, shown, digest = _data_file(
+            file, f"{where}.params.set", os.path.relpath(path, Path(file).parent)
+        )
+        resolved[role] = (absolute, shown, digest)
+    frozen = {
+        "set": name,
+        "k": params.get("k"),
+        "data": resolved["data"][0],
+        "labels": resolved["labels"][0],
+        "data_sha256": resolved["data"][2],
+        "labels_sha256": resolved["labels"][2],
+    }
+    if frozen["k"] is None:
+        frozen.pop("k")
+    try:
+        data.load("benchmark", **frozen)
+    except DpclusterError as exc:
+        raise SpecError(file, where, name, str(exc)) from None
+    return DatasetSpec(
+        "benchmark",
+        tuple(sorted(frozen.items())),
+        tuple((role, shown, digest) for role, (_, shown, digest) in resolved.items()),
+    )
 
 
 def _algorithms(file: str, raw: Any) -> tuple[AlgorithmSpec, ...]:

@@ -20,7 +20,17 @@ BOUNDS = (-15.0, 15.0)
 
 
 def test_dpkmeans_matches_the_algorithm_on_the_same_streams():
-    est = DPKMeans(n_clusters=5, epsilon=1.0, bounds=BOUNDS, random_state=7).fit(X)
+    """The paper-faithful settings reproduce A1 exactly: per-feature scaling, a uniform
+    start, no holding of empty centres."""
+    est = DPKMeans(
+        n_clusters=5,
+        epsilon=1.0,
+        method="dplloyd",
+        bounds=BOUNDS,
+        random_state=7,
+        scaling="per_feature",
+        method_params={"init": "uniform", "min_count": 0.0},
+    ).fit(X)
     Z, lo, hi = normalise(X, BOUNDS)
     rng = np.random.default_rng(7)
     init = rng.uniform(-1, 1, (30, 5, 2))[0]
@@ -63,8 +73,13 @@ def test_scikit_learn_estimator_checks_pass():
         pytest.skip("scikit-learn < 1.6: no on_fail; the checks are run one by one there")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        # check_clustering wants ARI > 0.4 on 50 records in a public box 30 times their
+        # spread: at ε = 1 no private method gets there (each of METHODS scores 0), so it
+        # is the one check expected to fail
         results = check_estimator(
-            DPKMeans(n_clusters=3, random_state=0, bounds=(-100, 100)), on_fail=None
+            DPKMeans(n_clusters=3, random_state=0, bounds=(-100, 100)),
+            on_fail=None,
+            expected_failed_checks={"check_clustering": "private: 50 records at ε = 1"},
         )
     failed = [r["check_name"] for r in results if r["status"] == "failed"]
     assert failed == []

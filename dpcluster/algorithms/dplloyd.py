@@ -15,7 +15,10 @@ releases the counts with ``Lap(1/ε_count)`` and the sums with ``Lap(d·r/ε_sum
   0.6.6 unpacks its tuple in the wrong order and swaps the two).
 
 Post-processing (free): a cluster whose noisy count is ≤ ``min_count`` keeps its previous
-centroid; centroids are clipped into ``[-r, r]^d``.
+centroid; centroids are clipped into ``[-r, r]^d``. ``min_count="noise"`` sets that floor
+from the iteration's own noise scales (:func:`empty_threshold`): a centre whose noisy count
+cannot be told from an empty cluster's, or whose mean would be mostly noise, holds still
+instead of drifting to the box's edge (the estimator's default; the papers use 0).
 """
 
 from __future__ import annotations
@@ -64,6 +67,15 @@ def sensitivity_split(epsilon_iter: float, d: int, r: float = 1.0) -> BudgetSpli
     return BudgetSplit(
         count=epsilon_iter / (d * r + 1), sum=epsilon_iter * d * r / (d * r + 1), d=d
     )
+
+
+def empty_threshold(budget: BudgetSplit, r: float = 1.0, spread: float = 0.5) -> float:
+    """The noisy count below which a centre holds still: the larger of three count-noise
+    scales (an empty cluster's noisy count exceeds it with probability e^-3/2 < 2.5%) and
+    the count at which the mean's per-coordinate noise, sqrt(2)·(d·r/ε_sum)/count, is
+    ``spread``·r."""
+    sum_scale = budget.d * r / budget.sum
+    return max(3.0 / budget.count, math.sqrt(2.0) * sum_scale / (spread * r))
 
 
 def improved_ratio(d: int, rho: float = 0.225) -> float:
@@ -119,7 +131,7 @@ def dplloyd_batch(
     iterations: int = 5,
     split: str = "sensitivity",
     rho: float = 0.225,
-    min_count: float = 0.0,
+    min_count: float | str = 0.0,
     r: float = 1.0,
     stats=None,
 ) -> tuple[np.ndarray, Ledger]:
@@ -133,6 +145,8 @@ def dplloyd_batch(
                    instead draws every run's noise from the same two streams in one call
                    (the audit's many trials).
     iterations     t.  split: ``"sensitivity"`` (A1) or ``"improved"`` (A2, uses ``rho``).
+    min_count      a centre whose noisy count is ≤ this holds; ``"noise"``:
+                   :func:`empty_threshold` of the iteration's budget.
     stats          ``stats(X, C (R, k, d)) -> (counts (R, k), sums (R, k, d))``; default
                    :func:`distinct_cluster_stats` in the first iteration and
                    :func:`~dpcluster.kernels.cluster_stats` after it (runs in SIMD
@@ -171,6 +185,8 @@ def dplloyd_batch(
         budget = improved_split(eps_iter, d, rho)
     else:
         raise ValueError(f"split must be 'sensitivity' or 'improved', got {split!r}")
+    if min_count == "noise":
+        min_count = empty_threshold(budget, r)
     count_mech = LaplaceMechanism(budget.count, sensitivity=1.0)
     sum_mech = LaplaceMechanism(budget.sum, sensitivity=d * r)
     ledger = Ledger()
@@ -217,7 +233,7 @@ def dplloyd(
     init: np.ndarray,
     rng: np.random.Generator,
     iterations: int = 5,
-    min_count: float = 0.0,
+    min_count: float | str = 0.0,
     r: float = 1.0,
 ) -> DPResult:
     """DPLloyd (A1) from one initial set ``init`` (k, d). Noise comes from ``rng``: one child
@@ -244,7 +260,7 @@ def dplloyd_improved(
     init: np.ndarray,
     rng: np.random.Generator,
     rho: float = 0.225,
-    min_count: float = 0.0,
+    min_count: float | str = 0.0,
     r: float = 1.0,
 ) -> DPResult:
     """Improved DPLloyd (A2) from ``init`` (k, d; use a sphere-packing set for the paper's

@@ -27,7 +27,10 @@ from ..algorithms.dplloyd import dplloyd_batch, improved_iterations
 from ..algorithms.eugkm import eugkm
 from ..algorithms.gkm import gkm, gkm_aggregate
 from ..algorithms.hybrid import hybrid
+from ..algorithms.lsh_splits import lsh_splits
+from ..algorithms.methods import auto
 from ..algorithms.pgkm import genetic_kmeans
+from ..algorithms.reference import private_mean
 from ..errors import DpclusterError
 from ..ldp.bitvector import BVCodec, RecordCodec, unpack_bits
 from ..ldp.parties import decomposition_codec
@@ -156,6 +159,21 @@ def _hybrid_one(X, epsilon, rng):
 
 def _pgkm_one(X, epsilon, rng):
     res = genetic_kmeans(X, K_CENTRAL, rng, epsilon, pool=20, selected=4, iterations=3)
+    return res.centroids, res.ledger
+
+
+def _lsh_one(X, epsilon, rng):
+    res = lsh_splits(X, K_CENTRAL, epsilon, rng, n_init=2)
+    return res.centroids, res.ledger
+
+
+def _mean_one(X, epsilon, rng):
+    res = private_mean(X, K_CENTRAL, epsilon, rng)
+    return res.centroids, res.ledger
+
+
+def _auto_one(X, epsilon, rng):
+    res = auto(X, K_CENTRAL, epsilon, rng)
     return res.centroids, res.ledger
 
 
@@ -329,6 +347,37 @@ def targets() -> dict[str, Target]:
                 central_pair,
                 per_trial=True,
                 note="white-box sums the exact exponential-mechanism selection probabilities",
+            ),
+            Target(
+                "lsh_splits",
+                ("lsh_splits",),
+                "central",
+                {**central, "n_init": 2},
+                1_000,
+                _per_trial(_lsh_one),
+                central_pair,
+                per_trial=True,
+            ),
+            Target(
+                "private_mean",
+                ("private_mean",),
+                "central",
+                central,
+                5_000,
+                _per_trial(_mean_one),
+                central_pair,
+                per_trial=True,
+            ),
+            Target(
+                "auto",
+                ("auto",),
+                "central",
+                central,
+                1_000,
+                _per_trial(_auto_one),
+                central_pair,
+                per_trial=True,
+                note="the method auto chooses at this (N, d, k, ε); the choice is public",
             ),
             Target(
                 "gkm (aggregation)",

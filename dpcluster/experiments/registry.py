@@ -16,11 +16,12 @@ import sys
 import traceback
 from pathlib import Path
 
+from .modern import MODERN
 from .paper_a import PAPER_A
 from .paper_b import PAPER_B
 from .protocol import AlgorithmInfo
 
-ALGORITHMS: dict[str, AlgorithmInfo] = {**PAPER_A, **PAPER_B}
+ALGORITHMS: dict[str, AlgorithmInfo] = {**PAPER_A, **PAPER_B, **MODERN}
 
 
 # --- entries from outside the package ------------------------------------------------------

@@ -1,0 +1,239 @@
+"""Utility benchmark: private k-means against non-private k-means on real labelled data.
+
+For every set of a clustering-data-v1 battery (dpcluster/battery.py), every method, every
+ε and every seed it fits k centres (k = the set's reference k) and measures, in the data's
+own units,
+
+    cost ratio = Σ_i min_j ||x_i − c_j||²  /  the same for scikit-learn's KMeans(n_init=10)
+
+with the ARI of the nearest-centre partition against the reference labels (noise points,
+label 0, left out) and the seconds per fit. Every method gets the same public box: each
+feature's min and max over the set (a stand-in for bounds a user knows in advance; a
+constant feature gets a unit range).
+
+References: ``kmeans`` (non-private, the denominator, ratio 1 by definition) and
+``private_mean`` (every centre at one DP mean: the cost of knowing nothing but the centre
+of mass). ``diffprivlib`` (IBM's KMeans, at its nominal ε) runs when the package is
+installed (``pip install -e '.[compare]'``).
+
+Output: one row per (set, method, ε) with the median and a 95% interval of the cost ratio
+(the median's order-statistic interval over seeds), median ARI and median seconds; a
+Markdown table, a csv (--out) and a figure (--figure). Usage:
+
+    python scripts/bench_utility.py --battery ../shared/battery [--eps 0.1,0.5,1,2]
+        [--seeds 10] [--methods auto,dplloyd,...] [--sets sipu/a1,...] [--jobs 2]
+        [--out results/utility.csv] [--figure results/utility.png]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from scipy.stats import binom
+from sklearn.cluster import KMeans
+from sklearn.metrics import adjusted_rand_score
+
+from dpcluster import battery
+from dpcluster.estimator import METHODS, DPKMeans
+
+REFERENCES = ("kmeans", "private_mean")
+
+
+def diffprivlib_kmeans():
+    """diffprivlib's KMeans class, or None when it is not installed.
+
+    diffprivlib 0.6.6 imports three names from ``sklearn.tree._tree`` that scikit-learn
+    1.7 removed; its KMeans uses none of them, so they are supplied before the import."""
+    try:
+        import sklearn.tree._tree as tree
+
+        for name, value in (("DOUBLE", np.float64), ("DTYPE", np.float32), ("NODE_DTYPE", None)):
+            if not hasattr(tree, name):
+                setattr(tree, name, value)
+        from diffprivlib.models import KMeans as DPLibKMeans
+    except ImportError:
+        return None
+    return DPLibKMeans
+
+
+def cost(X: np.ndarray, C: np.ndarray) -> float:
+    """Σ_i min_j ||x_i − c_j||² in the data's units (blocked, so N·k stays small)."""
+    total = 0.0
+    sq = (C * C).sum(axis=1)
+    for start in range(0, len(X), 8192):
+        x = X[start : start + 8192]
+        d2 = (x * x).sum(axis=1)[:, None] - 2.0 * x @ C.T + sq[None]
+        total += float(np.maximum(d2.min(axis=1), 0.0).sum())
+    return total
+
+
+def nearest(X: np.ndarray, C: np.ndarray) -> np.ndarray:
+    return np.argmin(((X[:, None, :] - C[None]) ** 2).sum(axis=2), axis=1)
+
+
+def fit_one(X, k, method, eps, seed, bounds):
+    """(centres (k, d), seconds) of one fit."""
+    start = time.perf_counter()
+    if method == "kmeans":
+        C = KMeans(k, n_init=10, random_state=seed).fit(X).cluster_centers_
+    elif method == "diffprivlib":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = diffprivlib_kmeans()(
+                n_clusters=k, epsilon=eps, bounds=bounds, random_state=seed
+            ).fit(X)
+        C = model.cluster_centers_
+    else:
+        model = DPKMeans(k, epsilon=eps, method=method, bounds=bounds, random_state=seed).fit(X)
+        C = model.cluster_centers_
+    return np.asarray(C, dtype=np.float64), time.perf_counter() - start
+
+
+def measure(root, name, method, eps, seed):
+    s = battery.read(root, name)
+    X, k = s.X, s.k
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    bounds = (lo, np.where(hi > lo, hi, lo + 1.0))  # a constant feature gets a unit range
+    C, seconds = fit_one(X, k, method, eps, seed, bounds)
+    keep = s.clustered
+    ari = adjusted_rand_score(s.labels[keep], nearest(X[keep], C)) if len(X) <= 20000 else math.nan
+    return {
+        "set": name,
+        "N": len(X),
+        "d": X.shape[1],
+        "k": k,
+        "method": method,
+        "epsilon": eps,
+        "seed": seed,
+        "cost": cost(X, C),
+        "ari": ari,
+        "seconds": seconds,
+    }
+
+
+def median_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """The distribution-free interval for a median: order statistics (l, u) with
+    P(X_(l) ≤ median ≤ X_(u)) ≥ level under Binomial(n, 1/2)."""
+    v = np.sort(values)
+    n = len(v)
+    lo = int(binom.ppf((1 - level) / 2, n, 0.5))
+    hi = n - 1 - lo
+    lo = max(lo - 1, 0)
+    return float(v[lo]), float(v[min(hi, n - 1)])
+
+
+def summarise(runs: pd.DataFrame) -> pd.DataFrame:
+    base = runs[runs.method == "kmeans"].groupby("set")["cost"].min()
+    runs = runs.assign(ratio=runs["cost"] / runs["set"].map(base))
+    rows = []
+    for (name, method, eps), g in runs.groupby(["set", "method", "epsilon"], sort=True):
+        lo, hi = median_interval(g.ratio.to_numpy())
+        rows.append(
+            {
+                "set": name,
+                "method": method,
+                "epsilon": eps,
+                "ratio": float(g.ratio.median()),
+                "ratio_lo": lo,
+                "ratio_hi": hi,
+                "ari": float(g.ari.median()),
+                "seconds": float(g.seconds.median()),
+                "seeds": len(g),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def markdown(summary: pd.DataFrame, eps: float) -> str:
+    """Sets × methods table of the median cost ratio at one ε."""
+    table = summary[summary.epsilon == eps].pivot(index="set", columns="method", values="ratio")
+    cols = [c for c in table.columns if c != "kmeans"]
+    lines = ["| set | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for name, row in table[cols].iterrows():
+        best = row.min()
+        cells = [f"**{v:.3g}**" if v == best else f"{v:.3g}" for v in row]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    geo = np.exp(np.log(table[cols]).mean())
+    lines.append("| geometric mean | " + " | ".join(f"{v:.3g}" for v in geo) + " |")
+    return "\n".join(lines)
+
+
+def figure(summary: pd.DataFrame, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sets = sorted(summary.set.unique())
+    methods = [m for m in sorted(summary.method.unique()) if m != "kmeans"]
+    cols = 5
+    rows = math.ceil(len(sets) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)
+    for ax, name in zip(axes.flat, sets, strict=False):
+        for method in methods:
+            g = summary[(summary.set == name) & (summary.method == method)]
+            ax.plot(g.epsilon, g.ratio, marker="o", ms=3, label=method)
+        ax.set(xscale="log", yscale="log", title=name)
+        ax.axhline(1.0, color="k", lw=0.6)
+    for ax in list(axes.flat)[len(sets) :]:
+        ax.axis("off")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(methods), fontsize=8)
+    fig.supxlabel("ε")
+    fig.supylabel("median cost ratio (private / k-means)")
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.savefig(path, dpi=110)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--battery", required=True, help="folder in the clustering-data-v1 layout")
+    ap.add_argument("--eps", default="0.1,0.5,1,2")
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--methods", default="")
+    ap.add_argument("--sets", default="")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--out", default="")
+    ap.add_argument("--figure", default="")
+    args = ap.parse_args(argv)
+    sets = args.sets.split(",") if args.sets else battery.find(args.battery)
+    eps = [float(e) for e in args.eps.split(",")]
+    methods = args.methods.split(",") if args.methods else [*METHODS, "private_mean"]
+    if diffprivlib_kmeans() is not None and not args.methods:
+        methods.append("diffprivlib")
+    tasks = [(name, "kmeans", 0.0, 0) for name in sets]
+    tasks += [
+        (name, m, e, seed)
+        for name in sets
+        for m in methods
+        if m != "kmeans"
+        for e in eps
+        for seed in range(args.seeds)
+    ]
+    print(f"{len(tasks)} fits on {len(sets)} sets", file=sys.stderr)
+    rows = Parallel(n_jobs=args.jobs, verbose=5)(delayed(measure)(args.battery, *t) for t in tasks)
+    runs = pd.DataFrame(rows)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        runs.to_csv(Path(args.out).with_suffix(".runs.csv"), index=False)
+    summary = summarise(runs)
+    if args.out:
+        summary.to_csv(args.out, index=False)
+    for e in eps:
+        print(f"\n### ε = {e:g}: median cost ratio (data units; 1 = non-private k-means)\n")
+        print(markdown(summary, e))
+    if args.figure:
+        figure(summary[summary.method != "kmeans"], Path(args.figure))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
