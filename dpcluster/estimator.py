@@ -188,7 +188,8 @@ class DPKMeans(ClusterMixin, BaseEstimator):
     def _scale(self, X) -> np.ndarray:
         """Records into the working cube [-1, 1]^d (clipped into the public box first)."""
         lo, hi = self.bounds_
-        return np.ascontiguousarray((np.clip(X, lo, hi) - self._centre) / self._half)
+        Z = (np.clip(X, lo, hi) - self._centre) / self._half
+        return np.ascontiguousarray(np.clip(Z, -self._radius, self._radius))
 
     def _unscale(self, Z) -> np.ndarray:
         return self._centre + Z * self._half
@@ -204,8 +205,10 @@ class DPKMeans(ClusterMixin, BaseEstimator):
         self._centre = (lo + hi) / 2.0
         if self.scaling == "common":
             self._half = np.full_like(lo, max(float(span.max()) / 2.0, np.finfo(float).tiny))
+            self._radius = span / 2.0 / self._half  # the box is ∏ [-radius_j, radius_j]
         else:
             self._half = np.where(span > 0, span / 2.0, 1.0)
+            self._radius = np.where(span > 0, 1.0, 0.0)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -222,7 +225,7 @@ class DPKMeans(ClusterMixin, BaseEstimator):
         self.bounds_ = (lo, hi)
         self._set_scaling(lo, hi)
         Z = self._scale(X)
-        box = (self._scale(lo[None])[0], self._scale(hi[None])[0])
+        box = (-self._radius, self._radius)
         res = methods.run(
             self.method, Z, k, float(self.epsilon), _rng(self.random_state), box, params
         )

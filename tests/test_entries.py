@@ -39,6 +39,9 @@ TINY = {
     "pgkm": (TINY_A, {"pool": 10, "selected": 3, "iterations": 2}, 2),
     "gene": (TINY_A, {"pool": 10, "selected": 3, "iterations": 3}, 2),
     "hybrid": (TINY_A, {"lloyd_runs": 2, "force": True, "max_iter": 5}, 2),
+    "lsh_splits": (TINY_A, {}, 2),
+    "private_mean": (TINY_A, {}, 2),
+    "auto": (TINY_A, {}, 2),
     "bv_profile": (
         DatasetSpec("uniform", (("N", 2), ("d", 1), ("lo", 0), ("hi", 20))),
         {"s": 64, "step": 2.0, "pairs": 5},

@@ -1,10 +1,72 @@
-"""``auto``'s rule: which method to run, from public quantities only (placeholder)."""
+"""``auto``'s rule: which method to run, from public quantities only (docs/utility.md).
+
+Inputs are N (public here, as every ε of this package assumes of N: docs/privacy.md), d,
+k, ε and the public box's per-feature radii; the rule never reads a record, so it costs no
+budget. It follows Paper A's MSE analysis (docs/methods.md A6) with the guards the utility
+benchmark showed it needs:
+
+1. **Grid** (``hybrid``, which takes EUGkM alone when its own Ineq. 15 says so) when
+   d ≤ ``GRID_MAX_D``, the EUGkM grid has at least two cells per axis, and A6 predicts a
+   smaller centroid error for it (variance + squared bias, Eqs. 9–10) than for DPLloyd
+   (Eq. 7). Above three dimensions the grid's cells outnumber the records (the battery's
+   8- to 60-D sets have 0.02 to 0.3 expected records per cell at ε = 1) and A6's bias bound
+   no longer tracks what the grid loses.
+2. **Private mean** when an average cluster, N/k records, is below ``HOPELESS`` times the
+   noisy count at which improved DPLloyd's centre is mostly noise
+   (:func:`~.dplloyd.empty_threshold`): then every centre would be held or pooled, and
+   the mean spends the whole budget on the one thing that can be estimated.
+3. **Improved DPLloyd** otherwise (sphere-packing start, empty centres held, centres
+   pooled with the mean; :mod:`.methods`).
+"""
 
 from __future__ import annotations
 
+import numpy as np
 
-def choose(N: int, k: int, d: int, epsilon: float) -> tuple[str, str]:
-    """(method, reason) for N records, d features, k clusters and budget ε."""
-    if d <= 3:
-        return "hybrid", f"d = {d} <= 3"
-    return "dplloyd_improved", f"d = {d} > 3"
+from ..analysis import mse
+from .dplloyd import empty_threshold, improved_iterations, improved_split
+from .eugkm import cells_per_axis
+
+#: the largest d for which ``auto`` considers a grid synopsis
+GRID_MAX_D = 3
+#: below this ratio of N/k to the noise floor of a DPLloyd centre, ``auto`` takes the mean
+HOPELESS = 0.3
+
+
+def noise_margin(N: int, k: int, d: int, epsilon: float, r=1.0) -> float:
+    """N/k over :func:`~.dplloyd.empty_threshold` of improved DPLloyd's iteration budget:
+    how many times larger an average cluster is than the count at which its mean's noise
+    is half the box's radius."""
+    t = improved_iterations(epsilon, N, k, d)
+    return (N / k) / empty_threshold(improved_split(epsilon / t, d), r)
+
+
+def choose(N: int, k: int, d: int, epsilon: float, r=1.0) -> tuple[str, str]:
+    """(method, reason) for N records, d features, k clusters, budget ε and radii r."""
+    m = cells_per_axis(N, epsilon, d)
+    if d <= GRID_MAX_D and m >= 2:
+        M = float(m) ** d
+        grid = mse.eugkm_variance(N, k, d, epsilon, M=M) + mse.eugkm_bias_sq(M, d)
+        lloyd = mse.dplloyd_mse(N, k, d, epsilon)
+        if grid < lloyd:
+            return "hybrid", (
+                f"d = {d} <= {GRID_MAX_D}, grid {m}^{d}: A6 predicts centroid MSE "
+                f"{grid:.3g} for the grid against {lloyd:.3g} for DPLloyd"
+            )
+    margin = noise_margin(N, k, d, epsilon, r)
+    if margin < HOPELESS:
+        return "private_mean", (
+            f"N/k = {N / k:.3g} records per cluster is {margin:.2f} times DPLloyd's noise "
+            f"floor (< {HOPELESS}): every centre would be noise"
+        )
+    return "dplloyd_improved", (
+        f"N/k is {margin:.2f} times DPLloyd's noise floor"
+        + ("" if d <= GRID_MAX_D else f"; d = {d} > {GRID_MAX_D} rules out a grid")
+    )
+
+
+def radii_of(box) -> float | np.ndarray:
+    """The per-feature radii of a centred box (-h, h), or 1.0 for the unit cube."""
+    if box is None or np.all(np.asarray(box[1]) == 1.0):
+        return 1.0
+    return np.asarray(box[1], dtype=np.float64)

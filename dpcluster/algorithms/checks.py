@@ -11,9 +11,12 @@ from ..kernels import cluster_stats_single, cluster_stats_single_outside
 from ..kernels.scan import count_outside
 
 
-def points(X, r: float = 1.0, what: str = "X") -> np.ndarray:
-    """X as (N, d) float64, finite and inside [-r, r]^d; ValueError naming what is wrong."""
+def points(X, r=1.0, what: str = "X") -> np.ndarray:
+    """X as (N, d) float64, finite and inside [-r, r]^d; ValueError naming what is wrong.
+    ``r`` may be one radius per feature (d,): the box ∏ [-r_j, r_j]."""
     X = records(X, what)
+    if not np.isscalar(r):
+        return _inside_box(X, radii(r, X.shape[1], what), what)
     limit = r * (1 + 1e-12)
     if not (math.isfinite(limit) and count_outside(X, limit) == 0):  # NaN, ±inf count
         _refuse_if_outside(X, r, what)
@@ -31,6 +34,8 @@ def points_and_stats(
     function: nothing computed from them reaches the caller. For a single fit's first
     iteration, whose centroids are public before the data are read."""
     X = records(X, what)
+    if not np.isscalar(r):
+        return points(X, r, what), *cluster_stats_single(X, np.asarray(C, dtype=np.float64))
     limit = r * (1 + 1e-12)
     C = np.asarray(C, dtype=np.float64)
     if not math.isfinite(limit):
@@ -47,6 +52,31 @@ def records(X, what: str = "X") -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"{what} must be a non-empty (N, d) array, got shape {X.shape}")
+    return X
+
+
+def radii(r, d: int, what: str = "X") -> np.ndarray:
+    """Per-feature radii (d,): non-negative and finite, not all zero."""
+    r = np.asarray(r, dtype=np.float64)
+    if r.shape != (d,) or not np.all(np.isfinite(r)) or np.any(r < 0) or not np.any(r > 0):
+        raise ValueError(f"r for {what} must be {d} finite radii >= 0, not all 0; got {r}")
+    return r
+
+
+def extent(d: int, r) -> float:
+    """The largest L1 norm of a record in the box: d·r, or Σ r_j for per-feature radii.
+    It is the L1 sensitivity of a coordinate-sum vector under add/remove one record."""
+    return d * r if np.isscalar(r) else float(np.sum(r))
+
+
+def _inside_box(X: np.ndarray, r: np.ndarray, what: str) -> np.ndarray:
+    bad = ~(np.abs(X) <= r * (1 + 1e-12))  # NaN and ±inf are bad too
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise ValueError(
+            f"{what}[{i}, {j}] = {X[i, j]} lies outside [-{r[j]:g}, {r[j]:g}], the public box "
+            "the sensitivities assume"
+        )
     return X
 
 

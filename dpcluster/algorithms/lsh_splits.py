@@ -27,9 +27,9 @@ tree has levels 0..D; a record lies in exactly one node of each level, so the ve
 one level's node counts has L1 sensitivity 1, and ``Lap(1/ε_level)`` on every count of
 that level (empty nodes included: which nodes are counted depends only on earlier noisy
 counts) is ε_level-DP; the D + 1 levels compose to ``ε_count = Σ ε_level``. Leaves are
-disjoint, so the leaves' coordinate sums have L1 sensitivity d·r and ``Lap(d·r/ε_sum)``
-on each coordinate is ε_sum-DP. Total ``ε = ε_count + ε_sum`` (basic composition); the
-directions, the thresholds' choice from the noisy root count, and the k-means on the
+disjoint, so the leaves' coordinate sums have L1 sensitivity L = d·r (Σ r_j for
+per-feature radii) and ``Lap(L/ε_sum)`` on each coordinate is ε_sum-DP. Total
+``ε = ε_count + ε_sum`` (basic composition); the directions, the thresholds' choice from the noisy root count, and the k-means on the
 coreset are post-processing. Default split: ``ε_count = 0.2 ε``, ``ε_sum = 0.8 ε`` (the
 authors' ``frac_sum = 0.8``). When the tree stops before depth D, the levels it did not
 reach release nothing but are booked all the same, so every run's ledger is the same ε.
@@ -54,10 +54,13 @@ def default_depth(k: int) -> int:
     return max(1, math.ceil(math.log2(max(k, 1)))) + 3
 
 
-def node_threshold(noisy_n: float, k: int, d: int, epsilon_sum: float, r: float = 1.0) -> float:
+def node_threshold(noisy_n: float, k: int, d: int, epsilon_sum: float, r=1.0) -> float:
     """T_node = max(1, min(n_low, Ñ/(2k))): ``n_low`` makes a leaf mean's sum noise, of L2
-    norm about sqrt(2d)·d·r/ε_sum, one tenth of the domain radius sqrt(d)·r."""
-    n_low = 10.0 * math.sqrt(2.0) * d / epsilon_sum
+    norm about sqrt(2d)·L/ε_sum (L = Σ r_j, d·r for one radius), one tenth of the domain
+    radius sqrt(Σ r_j²)."""
+    L = checks.extent(d, r)
+    radius = math.sqrt(d) * r if np.isscalar(r) else float(np.sqrt(np.sum(np.square(r))))
+    n_low = 10.0 * math.sqrt(2.0 * d) * L / (epsilon_sum * radius)
     return max(1.0, min(n_low, noisy_n / (2.0 * k)))
 
 
@@ -114,7 +117,7 @@ def lsh_splits(
     rng: np.random.Generator,
     depth: int = 0,
     count_share: float = COUNT_SHARE,
-    r: float = 1.0,
+    r=1.0,
     n_init: int = 10,
 ) -> DPResult:
     """LSH-splits on X (N, d) in [-r, r]^d: centroids (k, d).
@@ -172,7 +175,7 @@ def lsh_splits(
     leaves.sort()
     for j in range(len(ledger.entries), D + 1):  # levels the tree did not reach
         ledger.record(level, "tree node counts (level not reached: booked all the same)", j)
-    sum_mech = ledger.record(LaplaceMechanism(eps_sum, d * r), "leaf coordinate sums")
+    sum_mech = ledger.record(LaplaceMechanism(eps_sum, checks.extent(d, r)), "leaf coordinate sums")
     exact_sums = _leaf_sums(X, bits, leaves)
     noisy_sums = exact_sums + sum_mech.noise(sum_rng, exact_sums.shape)
     release(

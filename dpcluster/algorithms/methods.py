@@ -1,8 +1,11 @@
 """Every central k-means method by name, on records already in the working cube, with the
 public box they live in: what :class:`~dpcluster.DPKMeans` and ``auto`` run.
 
-``box`` = (lo, hi), (d,) each: the public domain of the records inside [-1, 1]^d. Starts
-are drawn inside it and, for every method, are data-independent, so they cost nothing.
+``box`` = (-h, h), (d,) each: the public domain of the records inside [-1, 1]^d, centred.
+Starts are drawn inside it and are data-independent, so they cost nothing. DPLloyd,
+LSH-splits and the private mean take h as per-feature radii: their coordinate sums then
+have L1 sensitivity Σ h_j instead of d, which is what keeps narrow features from getting
+the widest feature's noise under common scaling.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..data import sphere_packing
-from .auto import choose
+from .auto import choose, radii_of
 from .dplloyd import DPResult, dplloyd, dplloyd_improved
 from .eugkm import eugkm
 from .gkm import gkm
@@ -50,21 +53,26 @@ def run(method: str, Z: np.ndarray, k: int, eps: float, rng, box=None, params=No
 
     The defaults differ from the papers' protocol where measurement says so
     (docs/utility.md): DPLloyd starts from a sphere-packing set (``init: uniform`` is the
-    paper's) and a centre holds when its noisy count is noise (``min_count: 0`` is the
-    paper's)."""
+    paper's), a centre holds when its noisy count is noise (``min_count: 0`` is the
+    paper's), and the last iteration's centres are pooled with the noisy overall mean
+    (``shrink: false`` is the paper's)."""
     params = dict(params or {})
     d = Z.shape[1]
     box = unit_box(d) if box is None else box
     if method == "auto":
         return auto(Z, k, eps, rng, box)
+    # the box is centred: its half-widths are per-feature radii for the methods whose
+    # sensitivity is an L1 extent (one radius when every feature spans [-1, 1])
+    radius = radii_of(box)
     if method in ("dplloyd", "dplloyd_improved"):
         if params.pop("init", "sphere_packing") == "sphere_packing":
             init = packed_start(k, box, rng)
         else:
             init = rng.uniform(box[0], box[1], size=(k, d))
         params.setdefault("min_count", "noise")
+        params.setdefault("shrink", True)
         fn = dplloyd if method == "dplloyd" else dplloyd_improved
-        return fn(Z, k, eps, init, rng, **params)
+        return fn(Z, k, eps, init, rng, r=radius, **params)
     if method in ("eugkm", "hybrid"):
         inits = rng.uniform(box[0], box[1], size=(params.pop("init_sets", 30), k, d))
         if method == "eugkm":
@@ -75,9 +83,9 @@ def run(method: str, Z: np.ndarray, k: int, eps: float, rng, box=None, params=No
     if method == "pgkm":
         return genetic_kmeans(Z, k, rng, eps, **params)
     if method == "lsh_splits":
-        return lsh_splits(Z, k, eps, rng, **params)
+        return lsh_splits(Z, k, eps, rng, r=radius, **params)
     if method == "private_mean":
-        return private_mean(Z, k, eps, rng)
+        return private_mean(Z, k, eps, rng, r=radius)
     raise ValueError(f"unknown method {method!r}; known: {', '.join(NAMES)}")
 
 
@@ -86,7 +94,7 @@ def auto(X: np.ndarray, k: int, epsilon: float, rng, box=None) -> DPResult:
     from public N, d, k and ε, and it runs with its defaults. The choice reads no record,
     so it costs nothing; ``info`` carries ``chosen`` and ``reason``."""
     N, d = np.shape(X)
-    method, reason = choose(N, k, d, epsilon)
+    method, reason = choose(N, k, d, epsilon, radii_of(box))
     res = run(method, X, k, epsilon, rng, box)
     return DPResult(
         res.centroids, res.ledger, res.iterations, {**res.info, "chosen": method, "reason": reason}
