@@ -27,12 +27,13 @@ tree has levels 0..D; a record lies in exactly one node of each level, so the ve
 one level's node counts has L1 sensitivity 1, and ``Lap(1/ε_level)`` on every count of
 that level (empty nodes included: which nodes are counted depends only on earlier noisy
 counts) is ε_level-DP; the D + 1 levels compose to ``ε_count = Σ ε_level``. Leaves are
-disjoint, so the leaves' coordinate sums have L1 sensitivity L = d·r (Σ r_j for
-per-feature radii) and ``Lap(L/ε_sum)`` on each coordinate is ε_sum-DP. Total
-``ε = ε_count + ε_sum`` (basic composition); the directions, the thresholds' choice from
-the noisy root count, and the k-means on the coreset are post-processing. Default split: ``ε_count = 0.2 ε``, ``ε_sum = 0.8 ε`` (the
-authors' ``frac_sum = 0.8``). When the tree stops before depth D, the levels it did not
-reach release nothing but are booked all the same, so every run's ledger is the same ε.
+disjoint, so the leaves' coordinate sums have L1 sensitivity L = d·r (Σ r_j for per-
+feature radii) and ``Lap(L/ε_sum)`` on each coordinate is ε_sum-DP. Total ``ε = ε_count
++ ε_sum`` (basic composition); the directions, the thresholds' choice from the noisy
+root count, and the k-means on the coreset are post-processing. Default split: ``ε_count
+= 0.2 ε``, ``ε_sum = 0.8 ε`` (the authors' ``frac_sum = 0.8``). When the tree stops
+before depth D, the levels it did not reach release nothing but are booked all the same,
+so every run's ledger is the same ε.
 """
 
 from __future__ import annotations
