@@ -14,7 +14,8 @@ constant feature gets a unit range).
 References: ``kmeans`` (non-private, the denominator, ratio 1 by definition) and
 ``private_mean`` (every centre at one DP mean: the cost of knowing nothing but the centre
 of mass). ``diffprivlib`` (IBM's KMeans, at its nominal ε) runs when the package is
-installed (``pip install -e '.[compare]'``).
+installed (``pip install -e '.[compare]'``); ``dplloyd_paper`` is the papers' A1 with
+per-feature scaling, a uniform start and none of the estimator's post-processing.
 
 Output: one row per (set, method, ε) with the median and a 95% interval of the cost ratio
 (the median's order-statistic interval over seeds), median ARI and median seconds; a
@@ -45,6 +46,13 @@ from dpcluster import battery
 from dpcluster.estimator import METHODS, DPKMeans
 
 REFERENCES = ("kmeans", "private_mean")
+#: the papers' A1 as DPKMeans offered it by default before auto: per-feature scaling, a
+#: uniform start, no holding, no pooling
+PAPER_A1 = {
+    "method": "dplloyd",
+    "scaling": "per_feature",
+    "method_params": {"init": "uniform", "min_count": 0.0, "shrink": False},
+}
 
 
 def diffprivlib_kmeans():
@@ -92,7 +100,8 @@ def fit_one(X, k, method, eps, seed, bounds):
             ).fit(X)
         C = model.cluster_centers_
     else:
-        model = DPKMeans(k, epsilon=eps, method=method, bounds=bounds, random_state=seed).fit(X)
+        how = PAPER_A1 if method == "dplloyd_paper" else {"method": method}
+        model = DPKMeans(k, epsilon=eps, bounds=bounds, random_state=seed, **how).fit(X)
         C = model.cluster_centers_
     return np.asarray(C, dtype=np.float64), time.perf_counter() - start
 
@@ -105,6 +114,13 @@ PGKM_MAX_NK = 10**6
 def too_slow(root, name, method) -> bool:
     s = battery.read(root, name)
     return method == "pgkm" and len(s.X) * s.k > PGKM_MAX_NK
+
+
+def diffprivlib_spent(eps: float, d: int, rho: float = 0.225) -> float:
+    """What diffprivlib 0.6.6's KMeans really spends at nominal ε: its swapped split gives
+    ε(1 + d·c)/(d + c), c = (4dρ²)^(1/3) (docs/methods.md A2, caveat)."""
+    c = (4.0 * d * rho**2) ** (1.0 / 3.0)
+    return eps * (1.0 + d * c) / (d + c)
 
 
 def measure(root, name, method, eps, seed):
@@ -142,7 +158,10 @@ def median_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, flo
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
     base = runs[runs.method == "kmeans"].groupby("set")["cost"].min()
-    runs = runs.assign(ratio=runs["cost"] / runs["set"].map(base))
+    spent = np.where(
+        runs.method == "diffprivlib", diffprivlib_spent(runs.epsilon, runs.d), runs.epsilon
+    )
+    runs = runs.assign(ratio=runs["cost"] / runs["set"].map(base), epsilon_spent=spent)
     rows = []
     for (name, method, eps), g in runs.groupby(["set", "method", "epsilon"], sort=True):
         lo, hi = median_interval(g.ratio.to_numpy())
@@ -156,6 +175,7 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
                 "ratio_hi": hi,
                 "ari": float(g.ari.median()),
                 "seconds": float(g.seconds.median()),
+                "epsilon_spent": float(g.epsilon_spent.max()),
                 "seeds": len(g),
             }
         )
@@ -216,7 +236,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     sets = args.sets.split(",") if args.sets else battery.find(args.battery)
     eps = [float(e) for e in args.eps.split(",")]
-    methods = args.methods.split(",") if args.methods else list(METHODS)
+    methods = args.methods.split(",") if args.methods else [*METHODS, "dplloyd_paper"]
     if diffprivlib_kmeans() is not None and not args.methods:
         methods.append("diffprivlib")
     tasks = [(name, "kmeans", 0.0, 0) for name in sets]
