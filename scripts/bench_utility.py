@@ -146,14 +146,15 @@ def measure(root, name, method, eps, seed):
 
 
 def median_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
-    """The distribution-free interval for a median: order statistics (l, u) with
-    P(X_(l) ≤ median ≤ X_(u)) ≥ level under Binomial(n, 1/2)."""
-    v = np.sort(values)
+    """The distribution-free interval for a median: order statistics (X_(j), X_(n−j+1)),
+    1-based, with j the largest count such that P(j ≤ B ≤ n − j) ≥ level for
+    B ~ Binomial(n, 1/2) (for n = 10: X_(2) and X_(9), coverage 97.9 %)."""
+    v = np.sort(np.asarray(values, dtype=np.float64))
     n = len(v)
-    lo = int(binom.ppf((1 - level) / 2, n, 0.5))
-    hi = n - 1 - lo
-    lo = max(lo - 1, 0)
-    return float(v[lo]), float(v[min(hi, n - 1)])
+    j = max(int(binom.ppf((1 - level) / 2, n, 0.5)), 1)
+    while j > 1 and 1 - 2 * binom.cdf(j - 1, n, 0.5) < level:
+        j -= 1
+    return float(v[j - 1]), float(v[n - j])
 
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
@@ -194,6 +195,43 @@ def markdown(summary: pd.DataFrame, eps: float) -> str:
     geo = np.exp(np.log(table[cols]).mean())
     lines.append("| geometric mean | " + " | ".join(f"{v:.3g}" for v in geo) + " |")
     return "\n".join(lines)
+
+
+def verdicts(summary: pd.DataFrame, method: str = "auto") -> list[str]:
+    """The utility checks of issue 32 for ``method``, one line each (empty when the method
+    or a reference was not run): at ε = 1 and 2 its median cost ratio is at most 1.1 times
+    diffprivlib's on every set; the geometric mean of its ratios at ε = 1 is at most 2;
+    on every set and ε its median is not above the private mean's 95 % interval."""
+    lines = []
+    have = set(summary.method)
+    if method not in have:
+        return lines
+    at = summary.set_index(["set", "method", "epsilon"])
+    sets = sorted(summary.set.unique())
+    if "diffprivlib" in have:
+        bad = [
+            f"{name} ε={e:g}: {at.loc[(name, method, e), 'ratio']:.3g} > 1.1 × "
+            f"{at.loc[(name, 'diffprivlib', e), 'ratio']:.3g}"
+            for e in (1.0, 2.0)
+            for name in sets
+            if (name, method, e) in at.index
+            and at.loc[(name, method, e), "ratio"] > 1.1 * at.loc[(name, "diffprivlib", e), "ratio"]
+        ]
+        lines.append(f"vs diffprivlib at ε = 1, 2: {'ok' if not bad else 'FAIL ' + '; '.join(bad)}")
+    one = summary[(summary.method == method) & (summary.epsilon == 1.0)]
+    if len(one):
+        geo = float(np.exp(np.log(one.ratio).mean()))
+        lines.append(f"geometric mean at ε = 1: {geo:.3g} ({'ok' if geo <= 2.0 else 'FAIL'} <= 2)")
+    if "private_mean" in have:
+        bad = [
+            f"{name} ε={e:g}: {row.ratio:.3g} > {at.loc[(name, 'private_mean', e), 'ratio_hi']:.3g}"
+            for (name, m, e), row in at.iterrows()
+            if m == method and row.ratio > at.loc[(name, "private_mean", e), "ratio_hi"]
+        ]
+        lines.append(
+            f"vs the private mean's interval: {'ok' if not bad else 'FAIL ' + '; '.join(bad)}"
+        )
+    return lines
 
 
 def figure(summary: pd.DataFrame, path: Path) -> None:
@@ -273,6 +311,9 @@ def main(argv=None) -> int:
     for e in eps:
         print(f"\n### ε = {e:g}: median cost ratio (data units; 1 = non-private k-means)\n")
         print(markdown(summary, e))
+    print("\n### Checks of auto\n")
+    for line in verdicts(summary):
+        print(f"- {line}")
     if args.figure:
         figure(summary[summary.method != "kmeans"], Path(args.figure))
     return 0

@@ -115,6 +115,24 @@ def _csv(text, gz=False, **params):
 
 POINTS = "x,y\n" + "\n".join(f"{i % 7},{i % 5}" for i in range(40)) + "\n"
 
+
+def _benchmark(data: bytes, labels: bytes, **params):
+    """A spec over a benchmark set ``fam/s`` whose two files hold ``data`` and ``labels``
+    (gzip'd here)."""
+
+    def make(t):
+        (t / "b" / "fam").mkdir(parents=True)
+        (t / "b" / "fam" / "s.data.gz").write_bytes(gzip.compress(data))
+        (t / "b" / "fam" / "s.labels0.gz").write_bytes(gzip.compress(labels))
+        entry = {"name": "benchmark", "params": {"battery": "b", "set": "fam/s", **params}}
+        return _spec(t, {**GOOD, "datasets": [entry]})
+
+    return make
+
+
+ROWS = "\n".join(f"{i % 7} {i % 5}" for i in range(40)).encode()
+LABELS = "\n".join(str(1 + i % 2) for i in range(40)).encode()
+
 #: values that once validated and then crashed, or ran and gave a silent wrong number
 CASES.update(
     {
@@ -166,6 +184,20 @@ CASES.update(
         "csv delimiter not a character": (_csv(POINTS, delimiter=3), ["params.delimiter"]),
         "csv bounds reversed": (_csv(POINTS, bounds=[5, 1]), ["params.bounds", "lo < hi"]),
         "csv empty": (_csv(""), ["p.csv"]),
+        "benchmark set missing": (
+            _benchmark(ROWS, LABELS, set="fam/t"),
+            ["params.set", "t.data.gz"],
+        ),
+        "benchmark set escapes": (_benchmark(ROWS, LABELS, set="../x"), ["params.set", "family"]),
+        "benchmark labels short": (_benchmark(ROWS, b"1\n2\n"), ["s.labels0.gz", "2 labels"]),
+        "benchmark text value": (_benchmark(b"1 2\n3 x\n", b"1\n2\n"), ["s.data.gz", "numbers"]),
+        "benchmark k not integer": (_benchmark(ROWS, LABELS, k=2.5), ["params.k", "integer"]),
+        "benchmark public bounds": (
+            lambda t: _spec(
+                t, {**yaml.safe_load(_benchmark(ROWS, LABELS)(t).read_text()), "bounds": "public"}
+            ),
+            ["bounds", "no public domain"],
+        ),
         "csv binary": (_csv(bytes(range(256)) * 3), ["p.csv", "cannot read"]),
     }
 )

@@ -124,12 +124,18 @@ def test_auto_chooses_from_public_quantities_only():
 
 
 @pytest.mark.parametrize(
-    "N, k, d, eps", [(3000, 20, 2, 1.0), (2048, 2, 32, 1.0), (200, 2, 60, 0.1), (10**5, 100, 2, 2)]
+    "N, k, d, eps, expected",
+    [
+        (3000, 20, 2, 1.0, "hybrid"),  # low d, a grid of 17 cells per axis
+        (10**5, 100, 2, 2.0, "hybrid"),
+        (2048, 2, 32, 1.0, "dplloyd_improved"),  # high d, 1,024 records per cluster
+        (208, 2, 60, 0.1, "private_mean"),  # 104 records per cluster in 60-D at ε = 0.1
+        (600, 15, 2, 0.01, "private_mean"),  # a one-cell grid, 40 records per cluster
+    ],
 )
-def test_auto_names_a_method_and_its_reason(N, k, d, eps):
+def test_auto_takes_each_branch_of_its_rule(N, k, d, eps, expected):
     method, reason = choose(N, k, d, eps)
-    assert method in ("eugkm", "hybrid", "dplloyd_improved", "lsh_splits", "private_mean")
-    assert reason
+    assert method == expected and reason
 
 
 # --- the estimator's geometry and defaults --------------------------------------------------

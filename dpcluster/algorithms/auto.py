@@ -13,10 +13,10 @@ benchmark showed it needs:
    no longer tracks what the grid loses.
 2. **Private mean** when an average cluster, N/k records, is below ``HOPELESS`` times the
    noisy count at which improved DPLloyd's centre is mostly noise
-   (:func:`~.dplloyd.empty_threshold`): then every centre would be held or pooled, and
+   (:func:`~.dplloyd.empty_threshold`): most centres would be held at their starts, and
    the mean spends the whole budget on the one thing that can be estimated.
-3. **Improved DPLloyd** otherwise (sphere-packing start, empty centres held, centres
-   pooled with the mean; :mod:`.methods`).
+3. **Improved DPLloyd** otherwise (sphere-packing start, empty centres held;
+   :mod:`.methods`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from .eugkm import cells_per_axis
 #: the largest d for which ``auto`` considers a grid synopsis
 GRID_MAX_D = 3
 #: below this ratio of N/k to the noise floor of a DPLloyd centre, ``auto`` takes the mean
-HOPELESS = 0.3
+HOPELESS = 0.9
 
 
 def noise_margin(N: int, k: int, d: int, epsilon: float, r=1.0) -> float:

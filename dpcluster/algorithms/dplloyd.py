@@ -2,9 +2,10 @@
 
 Privacy argument (both variants). Neighbouring relation: add/remove one tuple. In one
 iteration a tuple falls in exactly one cluster, so it changes the vector of k counts by 1 in
-L1 and the k·d coordinate sums by at most d·r in L1 (every |x_i| ≤ r). Each iteration
-releases the counts with ``Lap(1/ε_count)`` and the sums with ``Lap(d·r/ε_sum)``; that is
-``ε_count + ε_sum`` per iteration, and t iterations compose sequentially to ε.
+L1 and the k·d coordinate sums by at most d·r in L1 (every |x_i| ≤ r; with per-feature radii
+r_j, Σ r_j). Each iteration releases the counts with ``Lap(1/ε_count)`` and the sums with
+``Lap(d·r/ε_sum)``; that is ``ε_count + ε_sum`` per iteration, and t iterations compose
+sequentially to ε.
 
 * A1 (``dplloyd``): ``ε/t`` per iteration split in proportion to sensitivity,
   ``ε_count = (ε/t)/(dr+1)``, ``ε_sum = (ε/t)·dr/(dr+1)``, so both scales equal
@@ -14,9 +15,8 @@ releases the counts with ``Lap(1/ε_count)`` and the sums with ``Lap(d·r/ε_sum
   The split is returned as a named :class:`BudgetSplit`, never as a bare tuple (diffprivlib
   0.6.6 unpacks its tuple in the wrong order and swaps the two).
 
-Post-processing (free): ``shrink`` pools the last iteration's centres with the run's noisy
-mean (:func:`shrink_to_mean`); a cluster whose noisy count is ≤ ``min_count`` keeps its
-previous centroid; centroids are clipped into ``[-r, r]^d``. ``min_count="noise"`` sets that floor
+Post-processing (free): a cluster whose noisy count is ≤ ``min_count`` keeps its previous
+centroid; centroids are clipped into ``[-r, r]^d``. ``min_count="noise"`` sets that floor
 from the iteration's own noise scales (:func:`empty_threshold`): a centre whose noisy count
 cannot be told from an empty cluster's, or whose mean would be mostly noise, holds still
 instead of drifting to the box's edge (the estimator's default; the papers use 0).
@@ -78,9 +78,11 @@ def empty_threshold(budget: BudgetSplit, r=1.0, spread: float = 0.5) -> float:
     """The noisy count below which a centre holds still: the larger of three count-noise
     scales (an empty cluster's noisy count exceeds it with probability e^-3/2 < 2.5%) and
     the count at which the mean's per-coordinate noise, sqrt(2)·(L/ε_sum)/count with
-    L = :func:`~.checks.extent`, is ``spread`` times the mean radius."""
+    L = :func:`~.checks.extent`, is ``spread`` times the box's root-mean-square radius
+    (r itself for one radius)."""
     sum_scale = checks.extent(budget.d, r) / budget.sum
-    return max(3.0 / budget.count, math.sqrt(2.0) * sum_scale / (spread * float(np.mean(r))))
+    rms = r if np.isscalar(r) else float(np.sqrt(np.mean(np.square(r))))
+    return max(3.0 / budget.count, math.sqrt(2.0) * sum_scale / (spread * rms))
 
 
 def improved_ratio(d: int, rho: float = 0.225) -> float:
@@ -139,7 +141,6 @@ def dplloyd_batch(
     min_count: float | str = 0.0,
     r=1.0,
     stats=None,
-    shrink: bool = False,
 ) -> tuple[np.ndarray, Ledger]:
     """Run R independent DPLloyd runs in one pass over the data per iteration.
 
@@ -154,8 +155,6 @@ def dplloyd_batch(
     iterations     t.  split: ``"sensitivity"`` (A1) or ``"improved"`` (A2, uses ``rho``).
     min_count      a centre whose noisy count is ≤ this holds; ``"noise"``:
                    :func:`empty_threshold` of the iteration's budget.
-    shrink         pool the last iteration's centres with the run's noisy mean
-                   (:func:`shrink_to_mean`; post-processing, the papers do not).
     stats          ``stats(X, C (R, k, d)) -> (counts (R, k), sums (R, k, d))``; default
                    :func:`distinct_cluster_stats` in the first iteration and
                    :func:`~dpcluster.kernels.cluster_stats` after it (runs in SIMD
@@ -231,32 +230,8 @@ def dplloyd_batch(
         )
         ok = noisy_c > min_count
         means = np.clip(noisy_s / np.where(ok, noisy_c, 1.0)[..., None], -r, r)
-        if shrink and it == iterations - 1:
-            C = shrink_to_mean(noisy_c, noisy_s, means, ok, sum_mech.scale, r)
-        else:
-            C = np.where(ok[..., None], means, C)
+        C = np.where(ok[..., None], means, C)
     return C, ledger
-
-
-def shrink_to_mean(noisy_c, noisy_s, means, ok, sum_scale: float, r=1.0) -> np.ndarray:
-    """The last iteration's centres pooled with the run's overall mean (post-processing).
-
-    ``m = Σ_j s̃_j / Σ_j ñ_j`` is the run's noisy mean (its noise is that of all k sums
-    over N records). Centre j's mean c̃_j = s̃_j/ñ_j has per-coordinate noise variance
-    about σ_j² = 2 b²/ñ_j² (b the sum noise's Laplace scale); James–Stein moves it towards
-    m by the factor ``max(0, 1 − (d − 2) σ_j² / ||c̃_j − m||²)`` (d ≥ 3; no shrinkage
-    below), which lowers the expected squared error whatever the true centre. A centre
-    whose noisy count is at or below the floor has no estimate of its own and goes to m.
-    Inputs (R, k), (R, k, d), (R, k, d), (R, k); returns centres (R, k, d)."""
-    d = noisy_s.shape[-1]
-    total = np.maximum(noisy_c.sum(axis=-1), 1.0)
-    m = np.clip(noisy_s.sum(axis=-2) / total[..., None], -r, r)[..., None, :]
-    if d >= 3:
-        var = 2.0 * sum_scale**2 / np.maximum(noisy_c, 1.0) ** 2
-        gap = ((means - m) ** 2).sum(axis=-1)
-        factor = np.clip(1.0 - (d - 2) * var / np.maximum(gap, 1e-300), 0.0, 1.0)
-        means = m + factor[..., None] * (means - m)
-    return np.where(ok[..., None], means, m)
 
 
 def dplloyd(
@@ -268,7 +243,6 @@ def dplloyd(
     iterations: int = 5,
     min_count: float | str = 0.0,
     r=1.0,
-    shrink: bool = False,
 ) -> DPResult:
     """DPLloyd (A1) from one initial set ``init`` (k, d). Noise comes from ``rng``: one child
     stream for the counts and one for the sums (``rng.spawn(2)``)."""
@@ -283,7 +257,6 @@ def dplloyd(
         min_count=min_count,
         r=r,
         stats=single_set_stats,
-        shrink=shrink,
     )
     return DPResult(C[0], ledger, iterations, {"split": "sensitivity"})
 
@@ -297,7 +270,6 @@ def dplloyd_improved(
     rho: float = 0.225,
     min_count: float | str = 0.0,
     r=1.0,
-    shrink: bool = False,
 ) -> DPResult:
     """Improved DPLloyd (A2) from ``init`` (k, d; use a sphere-packing set for the paper's
     variant): count:sum split ``(4dρ²)^(1/3) : 1`` per coordinate, t from the ε_m rule."""
@@ -316,6 +288,5 @@ def dplloyd_improved(
         min_count=min_count,
         r=r,
         stats=single_set_stats,
-        shrink=shrink,
     )
     return DPResult(C[0], ledger, t, {"split": "improved", "c": improved_ratio(d, rho)})

@@ -53,9 +53,8 @@ def run(method: str, Z: np.ndarray, k: int, eps: float, rng, box=None, params=No
 
     The defaults differ from the papers' protocol where measurement says so
     (docs/utility.md): DPLloyd starts from a sphere-packing set (``init: uniform`` is the
-    paper's), a centre holds when its noisy count is noise (``min_count: 0`` is the
-    paper's), and the last iteration's centres are pooled with the noisy overall mean
-    (``shrink: false`` is the paper's)."""
+    paper's) and a centre holds when its noisy count is noise (``min_count: 0`` is the
+    paper's)."""
     params = dict(params or {})
     d = Z.shape[1]
     box = unit_box(d) if box is None else box
@@ -70,7 +69,6 @@ def run(method: str, Z: np.ndarray, k: int, eps: float, rng, box=None, params=No
         else:
             init = rng.uniform(box[0], box[1], size=(k, d))
         params.setdefault("min_count", "noise")
-        params.setdefault("shrink", True)
         fn = dplloyd if method == "dplloyd" else dplloyd_improved
         return fn(Z, k, eps, init, rng, r=radius, **params)
     if method in ("eugkm", "hybrid"):

@@ -163,7 +163,7 @@ def _pgkm_one(X, epsilon, rng):
 
 
 def _lsh_one(X, epsilon, rng):
-    res = lsh_splits(X, K_CENTRAL, epsilon, rng, n_init=2)
+    res = lsh_splits(X, K_CENTRAL, epsilon, rng, n_init=1)
     return res.centroids, res.ledger
 
 
@@ -352,7 +352,7 @@ def targets() -> dict[str, Target]:
                 "lsh_splits",
                 ("lsh_splits",),
                 "central",
-                {**central, "n_init": 2},
+                {**central, "n_init": 1},
                 1_000,
                 _per_trial(_lsh_one),
                 central_pair,
@@ -373,7 +373,7 @@ def targets() -> dict[str, Target]:
                 ("auto",),
                 "central",
                 central,
-                1_000,
+                500,
                 _per_trial(_auto_one),
                 central_pair,
                 per_trial=True,
