@@ -197,6 +197,29 @@ def markdown(summary: pd.DataFrame, eps: float) -> str:
     return "\n".join(lines)
 
 
+def timing(summary: pd.DataFrame) -> str:
+    """Seconds per fit by method: the median and the largest of the sets' medians, ε = 1."""
+    one = summary[summary.epsilon == 1.0].groupby("method")["seconds"]
+    lines = ["| method | median s/fit | slowest set s/fit |", "|---|---|---|"]
+    for method, g in one:
+        lines.append(f"| {method} | {g.median():.3g} | {g.max():.3g} |")
+    return "\n".join(lines)
+
+
+def ari_table(summary: pd.DataFrame, eps: float = 1.0) -> str:
+    """Sets × methods: the median ARI against the reference labels at one ε."""
+    table = summary[summary.epsilon == eps].pivot(index="set", columns="method", values="ari")
+    ref = summary[summary.method == "kmeans"].set_index("set")["ari"]
+    table["kmeans"] = table.index.map(ref)
+    cols = [c for c in table.columns if c != "kmeans"] + ["kmeans"]
+    lines = ["| set | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for name, row in table[cols].iterrows():
+        lines.append(
+            f"| {name} | " + " | ".join("–" if np.isnan(v) else f"{v:.2f}" for v in row) + " |"
+        )
+    return "\n".join(lines)
+
+
 def verdicts(summary: pd.DataFrame, method: str = "auto") -> list[str]:
     """The utility checks of issue 32 for ``method``, one line each (empty when the method
     or a reference was not run): at ε = 1 and 2 its median cost ratio is at most 1.1 times
@@ -245,19 +268,28 @@ def figure(summary: pd.DataFrame, path: Path) -> None:
     cols = 5
     rows = math.ceil(len(sets) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)
+    colours = plt.get_cmap("tab20").colors
+    style = {
+        m: {"color": colours[(2 * i) % 20 + (2 * i) // 20], "lw": 1.2}
+        for i, m in enumerate(methods)
+    }
+    style.get("auto", {}).update(color="black", lw=2.4)
+    for ref in ("private_mean", "diffprivlib"):
+        style.get(ref, {}).update(ls="--")
     for ax, name in zip(axes.flat, sets, strict=False):
         for method in methods:
             g = summary[(summary.set == name) & (summary.method == method)]
-            ax.plot(g.epsilon, g.ratio, marker="o", ms=3, label=method)
+            ax.plot(g.epsilon, g.ratio, marker="o", ms=3, label=method, **style[method])
         ax.set(xscale="log", yscale="log", title=name)
         ax.axhline(1.0, color="k", lw=0.6)
     for ax in list(axes.flat)[len(sets) :]:
         ax.axis("off")
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(methods), fontsize=8)
-    fig.supxlabel("ε")
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(methods), 6), fontsize=8)
+    for ax in axes[-1]:
+        ax.set_xlabel("ε")
     fig.supylabel("median cost ratio (private / k-means)")
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(path, dpi=110)
 
 
@@ -311,6 +343,10 @@ def main(argv=None) -> int:
     for e in eps:
         print(f"\n### ε = {e:g}: median cost ratio (data units; 1 = non-private k-means)\n")
         print(markdown(summary, e))
+    print("\n### Median ARI against the reference labels, ε = 1\n")
+    print(ari_table(summary))
+    print("\n### Seconds per fit\n")
+    print(timing(summary))
     print("\n### Checks of auto\n")
     for line in verdicts(summary):
         print(f"- {line}")

@@ -5,8 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from dpcluster.algorithms import dplloyd, dplloyd_batch, dplloyd_improved, eugkm
+from dpcluster.algorithms import dplloyd, dplloyd_batch, dplloyd_improved, eugkm, methods
 from dpcluster.algorithms.dplloyd import improved_ratio, sensitivity_split
+from dpcluster.algorithms.lsh_splits import lsh_splits
+from dpcluster.algorithms.reference import private_mean
 from dpcluster.privacy import LaplaceMechanism, Ledger
 
 # Ledger totals are sums of floating-point shares of ε; allow only rounding error.
@@ -51,6 +53,12 @@ def test_ledger_never_exceeds_epsilon(d, eps):
         dplloyd_improved(X, k, eps, init, rng),
         eugkm(X, k, eps, inits, rng),
         eugkm(X, k, eps, inits, rng, private_n=True),
+        lsh_splits(X, k, eps, rng),
+        private_mean(X, k, eps, rng),
+        methods.auto(X, k, eps, rng),
+        # per-feature radii: the sums are charged Σ r_j
+        dplloyd_improved(X * 0.5, k, eps, init * 0.5, rng, r=np.full(d, 0.5)),
+        lsh_splits(X * 0.5, k, eps, rng, r=np.full(d, 0.5)),
     ]
     for res in results:
         assert res.ledger.total_epsilon <= eps * (1 + ROUNDING)

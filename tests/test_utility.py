@@ -178,3 +178,15 @@ def test_auto_is_the_default_and_reports_its_choice():
     assert DPKMeans().method == "auto" and DPKMeans().scaling == "common"
     assert est.method_ in ("eugkm", "hybrid", "dplloyd_improved", "lsh_splits", "private_mean")
     assert est.reason_ and math.isclose(est.ledger_.total_epsilon, 1.0)
+
+
+def test_per_feature_radii_set_the_sum_sensitivity_and_the_check():
+    rng = np.random.default_rng(0)
+    r = np.array([1.0, 0.1])
+    X = rng.uniform(-1, 1, (300, 2)) * r
+    res = dplloyd(X, 2, 1.0, np.zeros((2, 2)), np.random.default_rng(1), r=r)
+    sums = [e for e in res.ledger.entries if e.purpose == "cluster coordinate sums"]
+    assert sums and all(e.sensitivity == pytest.approx(1.1) for e in sums)
+    assert np.all(np.abs(res.centroids) <= r)
+    with pytest.raises(ValueError, match="outside"):
+        dplloyd(X + [0.0, 0.15], 2, 1.0, np.zeros((2, 2)), np.random.default_rng(1), r=r)
