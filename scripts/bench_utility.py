@@ -124,11 +124,27 @@ def diffprivlib_spent(eps: float, d: int, rho: float = 0.225) -> float:
 
 
 def measure(root, name, method, eps, seed):
+    """One fit's row; a fit that raises gives cost NaN and its error, not a lost run."""
     s = battery.read(root, name)
     X, k = s.X, s.k
     lo, hi = X.min(axis=0), X.max(axis=0)
     bounds = (lo, np.where(hi > lo, hi, lo + 1.0))  # a constant feature gets a unit range
-    C, seconds = fit_one(X, k, method, eps, seed, bounds)
+    try:
+        C, seconds = fit_one(X, k, method, eps, seed, bounds)
+    except Exception as exc:  # noqa: BLE001 - reported in the row and on stderr
+        print(
+            f"  {name} {method} ε={eps} seed {seed}: {type(exc).__name__}: {exc}", file=sys.stderr
+        )
+        row = {"set": name, "N": len(X), "d": X.shape[1], "k": k, "method": method}
+        return {
+            **row,
+            "epsilon": eps,
+            "seed": seed,
+            "cost": math.nan,
+            "ari": math.nan,
+            "seconds": math.nan,
+            "error": f"{type(exc).__name__}: {exc}",
+        }
     keep = s.clustered
     ari = adjusted_rand_score(s.labels[keep], nearest(X[keep], C)) if len(X) <= 20000 else math.nan
     return {
@@ -165,7 +181,8 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
     runs = runs.assign(ratio=runs["cost"] / runs["set"].map(base), epsilon_spent=spent)
     rows = []
     for (name, method, eps), g in runs.groupby(["set", "method", "epsilon"], sort=True):
-        lo, hi = median_interval(g.ratio.to_numpy())
+        finite = g.ratio.dropna().to_numpy()
+        lo, hi = median_interval(finite) if len(finite) else (math.nan, math.nan)
         rows.append(
             {
                 "set": name,
@@ -177,7 +194,7 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
                 "ari": float(g.ari.median()),
                 "seconds": float(g.seconds.median()),
                 "epsilon_spent": float(g.epsilon_spent.max()),
-                "seeds": len(g),
+                "seeds": len(finite),
             }
         )
     return pd.DataFrame(rows)
@@ -305,6 +322,10 @@ def main(argv=None) -> int:
     ap.add_argument("--figure", default="")
     args = ap.parse_args(argv)
     sets = args.sets.split(",") if args.sets else battery.find(args.battery)
+    skipped = [name for name in sets if battery.read(args.battery, name).k < 2]
+    for name in skipped:
+        print(f"{name}: fewer than 2 reference clusters; left out", file=sys.stderr)
+    sets = [name for name in sets if name not in skipped]
     eps = [float(e) for e in args.eps.split(",")]
     methods = args.methods.split(",") if args.methods else [*METHODS, "dplloyd_paper"]
     if diffprivlib_kmeans() is not None and not args.methods:

@@ -131,6 +131,7 @@ def test_auto_chooses_from_public_quantities_only():
         (2048, 2, 32, 1.0, "dplloyd_improved"),  # high d, 1,024 records per cluster
         (208, 2, 60, 0.1, "private_mean"),  # 104 records per cluster in 60-D at ε = 0.1
         (600, 15, 2, 0.01, "private_mean"),  # a one-cell grid, 40 records per cluster
+        (10**9, 10, 3, 2.0, "dplloyd_improved"),  # the grid would exceed eugkm.MAX_CELLS
     ],
 )
 def test_auto_takes_each_branch_of_its_rule(N, k, d, eps, expected):

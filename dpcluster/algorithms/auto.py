@@ -6,7 +6,8 @@ budget. It follows Paper A's MSE analysis (docs/methods.md A6) with the guards t
 benchmark showed it needs:
 
 1. **Grid** (``hybrid``, which takes EUGkM alone when its own Ineq. 15 says so) when
-   d ≤ ``GRID_MAX_D``, the EUGkM grid has at least two cells per axis, and A6 predicts a
+   d ≤ ``GRID_MAX_D``, the EUGkM grid has at least two cells per axis and no more than
+   EUGkM builds (``MAX_CELLS``), and A6 predicts a
    smaller centroid error for it (variance + squared bias, Eqs. 9–10) than for DPLloyd
    (Eq. 7). Above three dimensions the grid's cells outnumber the records (the battery's
    8- to 60-D sets have 0.02 to 0.3 expected records per cell at ε = 1) and A6's bias bound
@@ -25,7 +26,7 @@ import numpy as np
 
 from ..analysis import mse
 from .dplloyd import empty_threshold, improved_iterations, improved_split
-from .eugkm import cells_per_axis
+from .eugkm import MAX_CELLS, cells_per_axis
 
 #: the largest d for which ``auto`` considers a grid synopsis
 GRID_MAX_D = 3
@@ -44,7 +45,7 @@ def noise_margin(N: int, k: int, d: int, epsilon: float, r=1.0) -> float:
 def choose(N: int, k: int, d: int, epsilon: float, r=1.0) -> tuple[str, str]:
     """(method, reason) for N records, d features, k clusters, budget ε and radii r."""
     m = cells_per_axis(N, epsilon, d)
-    if d <= GRID_MAX_D and m >= 2:
+    if d <= GRID_MAX_D and m >= 2 and float(m) ** d <= MAX_CELLS:
         M = float(m) ** d
         grid = mse.eugkm_variance(N, k, d, epsilon, M=M) + mse.eugkm_bias_sq(M, d)
         lloyd = mse.dplloyd_mse(N, k, d, epsilon)
