@@ -121,6 +121,9 @@ def test_auto_chooses_from_public_quantities_only():
     rb = auto(B, 3, 1.0, np.random.default_rng(1))
     assert ra.info["chosen"] == rb.info["chosen"] == choose(500, 3, 2, 1.0)[0]
     assert ra.ledger.total_epsilon == pytest.approx(1.0)
+    assert ra.ledger.to_dict()["choices"] == [
+        f"auto chose {ra.info['chosen']}: {ra.info['reason']}"
+    ]
 
 
 @pytest.mark.parametrize(

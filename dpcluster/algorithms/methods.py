@@ -90,10 +90,12 @@ def run(method: str, Z: np.ndarray, k: int, eps: float, rng, box=None, params=No
 def auto(X: np.ndarray, k: int, epsilon: float, rng, box=None) -> DPResult:
     """``auto`` (docs/utility.md): :func:`~dpcluster.algorithms.auto.choose` picks a method
     from public N, d, k and ε, and it runs with its defaults. The choice reads no record,
-    so it costs nothing; ``info`` carries ``chosen`` and ``reason``."""
+    so it costs nothing; ``info`` carries ``chosen`` and ``reason``, and the ledger's
+    ``choices`` records both."""
     N, d = np.shape(X)
     method, reason = choose(N, k, d, epsilon, radii_of(box))
     res = run(method, X, k, epsilon, rng, box)
+    res.ledger.choices.append(f"auto chose {method}: {reason}")
     return DPResult(
         res.centroids, res.ledger, res.iterations, {**res.info, "chosen": method, "reason": reason}
     )

@@ -66,6 +66,8 @@ class Ledger:
     neighbouring: str = CENTRAL
     entries: list[Spend] = field(default_factory=list)
     bounds: str = ""
+    #: public decisions that shaped the releases (``auto``'s choice and its reason)
+    choices: list[str] = field(default_factory=list)
 
     def record(self, mech, purpose: str, round: int = 0, repeats: int = 1):
         """Append the spend of ``mech`` and return the mechanism, so draws read
@@ -147,6 +149,8 @@ class Ledger:
             "claimed_delta": self.claimed_delta,
             "entries": [asdict(e) for e in self.entries],
         }
+        if self.choices:
+            out["choices"] = list(self.choices)
         if self.bounds:
             out["bounds"] = self.bounds
             if self.bounds == "data":
