@@ -225,9 +225,8 @@ class DPKMeans(ClusterMixin, BaseEstimator):
         self.bounds_ = (lo, hi)
         self._set_scaling(lo, hi)
         Z = self._scale(X)
-        box = (-self._radius, self._radius)
         res = methods.run(
-            self.method, Z, k, float(self.epsilon), _rng(self.random_state), box, params
+            self.method, Z, k, float(self.epsilon), _rng(self.random_state), self._radius, params
         )
         res.ledger.bounds = "public" if self.bounds is not None else "data"
         self.ledger_ = res.ledger
@@ -236,7 +235,7 @@ class DPKMeans(ClusterMixin, BaseEstimator):
         self.n_iter_ = int(res.iterations)
         # clipping into the public box is post-processing: it never moves a centre away
         # from the data, and it keeps a noisy centre inside the domain the user declared
-        centres = np.clip(np.asarray(res.centroids, dtype=np.float64), box[0], box[1])
+        centres = np.clip(np.asarray(res.centroids, dtype=np.float64), -self._radius, self._radius)
         self._centres_scaled = centres
         self.cluster_centers_ = self._unscale(centres)
         self.labels_ = self._nearest(Z)

@@ -22,8 +22,6 @@ benchmark showed it needs:
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..analysis import mse
 from .dplloyd import empty_threshold, improved_iterations, improved_split
 from .eugkm import MAX_CELLS, cells_per_axis
@@ -64,10 +62,3 @@ def choose(N: int, k: int, d: int, epsilon: float, r=1.0) -> tuple[str, str]:
         f"N/k is {margin:.2f} times DPLloyd's noise floor"
         + ("" if d <= GRID_MAX_D else f"; d = {d} > {GRID_MAX_D} rules out a grid")
     )
-
-
-def radii_of(box) -> float | np.ndarray:
-    """The per-feature radii of a centred box (-h, h), or 1.0 for the unit cube."""
-    if box is None or np.all(np.asarray(box[1]) == 1.0):
-        return 1.0
-    return np.asarray(box[1], dtype=np.float64)

@@ -200,19 +200,25 @@ def _prefix(X: np.ndarray, directions: np.ndarray, length: int) -> np.ndarray:
 
 def _counts(node: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """(len(wanted),) how many records have each node id of ``wanted`` (sorted ids)."""
-    left = np.searchsorted(np.sort(node), wanted, side="left")
-    right = np.searchsorted(np.sort(node), wanted, side="right")
+    ordered = np.sort(node)
+    left = np.searchsorted(ordered, wanted, side="left")
+    right = np.searchsorted(ordered, wanted, side="right")
     return (right - left).astype(np.float64)
 
 
 def _leaf_sums(X: np.ndarray, bits: np.ndarray, leaves) -> np.ndarray:
-    """(L, d) the coordinate sums of each leaf's records (leaves as (depth, prefix, _))."""
+    """(L, d) the coordinate sums of each leaf's records (leaves as (depth, prefix, _)).
+    Each record's prefix is computed once per depth that holds a leaf."""
     out = np.zeros((len(leaves), X.shape[1]))
-    weights = 1 << np.arange(bits.shape[1] - 1, -1, -1, dtype=np.int64)
-    for i, (depth, prefix, _) in enumerate(leaves):
+    by_depth: dict[int, list[int]] = {}
+    for i, (depth, _, _) in enumerate(leaves):
+        by_depth.setdefault(depth, []).append(i)
+    for depth, rows in by_depth.items():
         if depth == 0:
-            out[i] = X.sum(axis=0)
+            out[rows] = X.sum(axis=0)
             continue
-        code = bits[:, :depth].astype(np.int64) @ weights[-depth:]
-        out[i] = X[code == prefix].sum(axis=0)
+        weights = 1 << np.arange(depth - 1, -1, -1, dtype=np.int64)
+        code = bits[:, :depth].astype(np.int64) @ weights
+        for i in rows:
+            out[i] = X[code == leaves[i][1]].sum(axis=0)
     return out
