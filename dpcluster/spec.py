@@ -480,23 +480,14 @@ def _benchmark_dataset(file: str, where: str, entry: dict, bounds: str) -> Datas
         raise SpecError(
             file, "bounds", bounds, "a benchmark set declares no public domain; use bounds: data"
         )
-    folder = Path(file).parent / Path(params["battery"]).expanduser()
-    resolved = {}
-    for role, path in zip(("data", "labels"), files(folder, name), strict=True):
-        absolute, shown, digest = _data_file(
-            file, f"{where}.params.set", os.path.relpath(path, Path(file).parent)
-        )
-        resolved[role] = (absolute, shown, digest)
-    frozen = {
-        "set": name,
-        "k": params.get("k"),
-        "data": resolved["data"][0],
-        "labels": resolved["labels"][0],
-        "data_sha256": resolved["data"][2],
-        "labels_sha256": resolved["labels"][2],
+    folder = (Path(file).parent / Path(params["battery"]).expanduser()).resolve()
+    resolved = {
+        role: _data_file(file, f"{where}.params.set", str(path))
+        for role, path in zip(("data", "labels"), files(folder, name), strict=True)
     }
-    if frozen["k"] is None:
-        frozen.pop("k")
+    frozen = {"set": name, **({"k": params["k"]} if params.get("k") is not None else {})}
+    for role, (absolute, _, digest) in resolved.items():
+        frozen[role], frozen[f"{role}_sha256"] = absolute, digest
     try:
         data.load("benchmark", **frozen)
     except DpclusterError as exc:
