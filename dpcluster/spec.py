@@ -367,7 +367,7 @@ def _bound(value: Any) -> bool:
     )
 
 
-def _check_csv_types(file: str, where: str, params: dict) -> None:
+def _check_csv_types(file: str, where: str, params: dict, box_key: str = "domain") -> None:
     """Each csv parameter has the type docs/plugins.md gives it (one line naming it)."""
     columns = params.get("columns")
     if columns is not None and not (
@@ -394,65 +394,65 @@ def _check_csv_types(file: str, where: str, params: dict) -> None:
         )
     if not isinstance(params.get("header", True), bool):
         raise SpecError(file, f"{where}.header", params["header"], "must be true or false")
-    bounds = params.get("bounds")
+    bounds = params.get("domain")
     if bounds is not None and not isinstance(bounds, str):
         if not (isinstance(bounds, list) and len(bounds) == 2 and all(map(_bound, bounds))):
             raise SpecError(
                 file,
-                f"{where}.bounds",
+                f"{where}.{box_key}",
                 bounds,
                 "must be [lo, hi]: two finite numbers, or two lists of one per column",
             )
         lo, hi = (np.atleast_1d(np.asarray(b, dtype=float)) for b in bounds)
         if lo.shape != hi.shape and min(lo.size, hi.size) > 1:
-            raise SpecError(file, f"{where}.bounds", bounds, "lo and hi differ in length")
+            raise SpecError(file, f"{where}.{box_key}", bounds, "lo and hi differ in length")
         if np.any(np.broadcast_to(lo, np.broadcast_shapes(lo.shape, hi.shape)) >= hi):
-            raise SpecError(file, f"{where}.bounds", bounds, "needs lo < hi for every column")
+            raise SpecError(file, f"{where}.{box_key}", bounds, "needs lo < hi for every column")
         if not np.all(np.isfinite(2.0 * (hi - lo))):
-            raise SpecError(file, f"{where}.bounds", bounds, "hi - lo overflows a float")
+            raise SpecError(file, f"{where}.{box_key}", bounds, "hi - lo overflows a float")
 
 
 def _csv_dataset(file: str, where: str, entry: dict, bounds: str) -> DatasetSpec:
-    """The ``csv`` dataset (dpcluster/userdata.py): no sweeps; a relative path resolves
-    against the spec's folder; the file is read here so that its errors come first."""
-    from .userdata import CSV_PARAMS, check_k, freeze
-
+    """The ``csv`` dataset (dpcluster/data/user_csv.py): no sweeps; a relative path resolves
+    against the spec's folder; the file is read here so that its errors come first.
+    ``params.bounds`` is read as the policy when it is a word and as ``params.domain`` when
+    it is a box, as older specs wrote it."""
     params = dict(_mapping(file, f"{where}.params", entry.get("params", {}) or {}))
-    _check_keys(file, f"{where}.params", params, set(CSV_PARAMS) | {"bounds_policy"})
-    params.pop("bounds_policy", None)
+    _check_keys(file, f"{where}.params", params, set(data.user_csv.CSV_PARAMS) | {"bounds"})
+    if isinstance(params.get("bounds"), list):
+        if "domain" in params:
+            raise SpecError(
+                file, f"{where}.params.bounds", params["bounds"], "repeats params.domain"
+            )
+        params["domain"] = params.pop("bounds")
+        box_key = "bounds"
+    else:
+        box_key = "domain"
     for key in ("path", "k"):
         if params.get(key) in (None, ""):
             raise SpecError(
                 file, f"{where}.params.{key}", params.get(key), "is required for a csv dataset"
             )
-    if problem := check_k(params["k"]):
+    if problem := data.check_k(params["k"]):
         raise SpecError(file, f"{where}.params.k", params["k"], problem)
-    _check_csv_types(file, f"{where}.params", params)
+    _check_csv_types(file, f"{where}.params", params, box_key)
     path, shown, digest = _data_file(
         file, f"{where}.params.path", params["path"], params.get("sha256", "")
     )
     params["path"], params["sha256"] = path, digest
-    policy = params.pop("bounds", None)
-    if isinstance(policy, str):  # bounds: data | public, as for every dataset
-        if policy not in data.BOUNDS:
-            raise SpecError(
-                file, f"{where}.params.bounds", policy, "is not data, public or [lo, hi]"
-            )
-        public = None
-    else:
-        public, policy = policy, bounds
-    if public is not None:
-        params["bounds"] = public
-    frozen = {key: freeze(v) for key, v in params.items()}
+    policy = params.pop("bounds", bounds)
+    if policy not in data.BOUNDS:
+        raise SpecError(file, f"{where}.params.bounds", policy, "is not data, public or [lo, hi]")
+    frozen = {key: data.freeze(v) for key, v in params.items()}
     if policy == "public":
-        if public is None:
+        if params.get("domain") is None:
             raise SpecError(
                 file,
-                f"{where}.params.bounds",
+                f"{where}.params.domain",
                 None,
-                "bounds: public needs the csv dataset's public domain: params.bounds: [lo, hi]",
+                "bounds: public needs the csv dataset's public box: params.domain: [lo, hi]",
             )
-        frozen["bounds_policy"] = "public"
+        frozen["bounds"] = "public"
     try:
         data.load("csv", **frozen)
     except DpclusterError as exc:
@@ -461,20 +461,17 @@ def _csv_dataset(file: str, where: str, entry: dict, bounds: str) -> DatasetSpec
 
 
 def _benchmark_dataset(file: str, where: str, entry: dict, bounds: str) -> DatasetSpec:
-    """A ``benchmark`` set (dpcluster/battery.py): ``battery`` (a folder, relative to the
-    spec's folder) and ``set`` name its two files, whose digests enter the identity."""
-    from .battery import SPEC_PARAMS, files
-    from .userdata import check_k
-
+    """A ``benchmark`` set (dpcluster/data/benchmark.py): ``battery`` (a folder, relative to
+    the spec's folder) and ``set`` name its two files, whose digests enter the identity."""
     params = dict(_mapping(file, f"{where}.params", entry.get("params", {}) or {}))
-    _check_keys(file, f"{where}.params", params, set(SPEC_PARAMS))
+    _check_keys(file, f"{where}.params", params, set(data.benchmark.SPEC_PARAMS))
     for key in ("battery", "set"):
         if not isinstance(params.get(key), str) or not params[key]:
             raise SpecError(file, f"{where}.params.{key}", params.get(key), "is required: a string")
     name = params["set"]
     if not re.fullmatch(r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*", name) or ".." in name.split("/"):
         raise SpecError(file, f"{where}.params.set", name, "must be family/name, e.g. sipu/a1")
-    if params.get("k") is not None and (problem := check_k(params["k"])):
+    if params.get("k") is not None and (problem := data.check_k(params["k"])):
         raise SpecError(file, f"{where}.params.k", params["k"], problem)
     if bounds != "data":
         raise SpecError(
@@ -483,7 +480,7 @@ def _benchmark_dataset(file: str, where: str, entry: dict, bounds: str) -> Datas
     folder = (Path(file).parent / Path(params["battery"]).expanduser()).resolve()
     resolved = {
         role: _data_file(file, f"{where}.params.set", str(path))
-        for role, path in zip(("data", "labels"), files(folder, name), strict=True)
+        for role, path in zip(("data", "labels"), data.benchmark.files(folder, name), strict=True)
     }
     frozen = {"set": name, **({"k": params["k"]} if params.get("k") is not None else {})}
     for role, (absolute, _, digest) in resolved.items():

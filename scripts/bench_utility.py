@@ -1,6 +1,6 @@
 """Utility benchmark: private k-means against non-private k-means on real labelled data.
 
-For every set of a clustering-data-v1 battery (dpcluster/battery.py), every method, every
+For every set of a clustering-data-v1 battery (dpcluster/data/benchmark.py), every method, every
 ε and every seed it fits k centres (k = the set's reference k) and measures, in the data's
 own units,
 
@@ -42,7 +42,7 @@ from scipy.stats import binom
 from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score
 
-from dpcluster import battery
+from dpcluster.data import benchmark as battery
 from dpcluster.estimator import METHODS, DPKMeans
 
 REFERENCES = ("kmeans", "private_mean")

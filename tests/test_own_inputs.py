@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 import yaml
 
-from dpcluster import harness, results, spec, userdata
+from dpcluster import harness, results, spec
+from dpcluster.data import user_csv
 from tests.cli import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,7 +125,7 @@ def test_a_data_file_is_checked_again_when_loaded(tmp_path):
     s = _experiment(tmp_path / "x")
     sp = spec.load(s)
     (s.parent / "points.csv").write_text("x,y\n1,2\n3,4\n5,6\n7,8\n")
-    userdata.read_csv.cache_clear()  # as in a worker process, which reads the file anew
+    user_csv.read_csv.cache_clear()  # as in a worker process, which reads the file anew
     outcome = harness.run_cell(harness.expand(sp)[0])
     assert "checksum mismatch" in outcome.error
 

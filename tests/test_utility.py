@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
 
-from dpcluster import DPKMeans, battery
+from dpcluster import DPKMeans
 from dpcluster.algorithms.auto import choose
 from dpcluster.algorithms.dplloyd import dplloyd
 from dpcluster.algorithms.lsh_splits import lsh_splits
 from dpcluster.algorithms.methods import auto
 from dpcluster.algorithms.reference import private_mean
+from dpcluster.data import benchmark as battery
 from dpcluster.errors import DataError
 
 

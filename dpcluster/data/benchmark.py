@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .data import check_finite, read_checked
-from .errors import DataError
+from ..errors import DataError
+from .schema import Dataset, check_finite, read_checked, scale
 
 DATA_SUFFIX = ".data.gz"
 LABELS_SUFFIX = ".labels0.gz"
@@ -118,15 +118,13 @@ def load_dataset(
     k: int | None = None,
     data_sha256: str = "",
     labels_sha256: str = "",
-    bounds_policy: str = "data",
-):
+    bounds: str = "data",
+) -> Dataset:
     """The ``benchmark`` dataset as a :class:`~dpcluster.data.Dataset`: records scaled
     with the data's own bounds (the sets declare no public domain), the reference labels
     as ``classes`` (0 = noise), k the reference k unless given."""
-    from .data import Dataset, _scaled
-
     s = _read(data, labels, data_sha256, labels_sha256, set)
-    X, lo, hi, clipped = _scaled(np.array(s.X), bounds_policy, None, data)
+    X, lo, hi, clipped = scale(np.array(s.X), bounds, None, data)
     return Dataset(
         "benchmark",
         X,
@@ -137,6 +135,30 @@ def load_dataset(
         False,
         data,
         np.array(s.labels),
-        bounds=bounds_policy,
+        bounds=bounds,
         clipped=clipped,
     )
+
+
+class BenchmarkSource:
+    """A labelled set in the clustering-data-v1 layout; the spec gives ``battery`` and
+    ``set``, and resolves them to the two files and their digests (``data``, ``labels``,
+    ``data_sha256``, ``labels_sha256``) that :func:`load_dataset` takes."""
+
+    name = "benchmark"
+    params = SPEC_PARAMS
+
+    def load(self, **params) -> Dataset:
+        return load_dataset(**params)
+
+    def has_classes(self, params) -> bool:
+        return True
+
+    def describe(self) -> dict:
+        return {
+            "name": "benchmark",
+            "k": "reference",
+            "label": "a labelled set in the clustering-data-v1 layout (docs/datasets.md)",
+            "source": "user folder (params.battery)",
+            "params": ", ".join(SPEC_PARAMS),
+        }

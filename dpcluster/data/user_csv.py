@@ -10,7 +10,7 @@ A spec entry::
           k: 4
           label: My points             # shown in tables and figures; default: the file stem
           classes: cluster             # optional ground-truth column (ARI and friends)
-          bounds: [[0, 0], [10, 10]]   # optional public domain (lo, hi) for bounds: public
+          domain: [[0, 0], [10, 10]]   # optional public box (lo, hi) for bounds: public
           delimiter: ","               # default ","
           header: true                 # default true; false: columns are indices
           sha256: <hex>                # optional checksum of the file's bytes
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .data import check_finite, read_checked
-from .errors import DataError
+from ..errors import DataError
+from .schema import Dataset, check_finite, freeze, read_checked, scale
 
 #: the csv entry's parameters: name -> (default, what it is)
 CSV_PARAMS = {
@@ -37,18 +37,11 @@ CSV_PARAMS = {
     "k": (None, "number of clusters (required)"),
     "label": ("", "display label (default: the file stem)"),
     "classes": (None, "ground-truth class column (optional)"),
-    "bounds": (None, "public domain [lo, hi] (scalars or one per column), for bounds: public"),
+    "domain": (None, "public box [lo, hi] (scalars or one per column), for bounds: public"),
     "delimiter": (",", "field separator"),
     "header": (True, "the first line names the columns"),
     "sha256": ("", "expected sha256 of the file's bytes (optional)"),
 }
-
-
-def freeze(value):
-    """Lists (from YAML) as nested tuples, so a dataset's params are hashable."""
-    if isinstance(value, list | tuple):
-        return tuple(freeze(v) for v in value)
-    return value
 
 
 def _column_index(spec, names: list[str], path: Path) -> int:
@@ -118,27 +111,25 @@ def load_csv(
     columns=None,
     label: str = "",
     classes=None,
-    bounds=None,
+    domain=None,
     delimiter: str = ",",
     header: bool = True,
     sha256: str = "",
-    bounds_policy: str = "data",
-):
-    """The ``csv`` dataset as a :class:`~dpcluster.data.Dataset`."""
-    from .data import Dataset, _scaled
-
+    bounds: str = "data",
+) -> Dataset:
+    """The ``csv`` dataset: the file's feature columns scaled under the policy ``bounds``
+    (``domain`` is the declared public box it needs for ``bounds: public``)."""
     raw, y, names = read_csv(str(path), freeze(columns), classes, delimiter, bool(header), sha256)
     if len(raw) < 2:
         raise DataError(f"{path}: needs at least 2 records, found {len(raw)}")
-    public = None
-    if bounds is not None:
-        b = freeze(bounds)
-        if len(b) != 2:
+    box = None
+    if domain is not None:
+        box = freeze(domain)
+        if len(box) != 2:
             raise DataError(
-                f"{path}: bounds must be [lo, hi] (scalars or one value per column), got {bounds!r}"
+                f"{path}: domain must be [lo, hi] (scalars or one value per column), got {domain!r}"
             )
-        public = b
-    X, lo, hi, clipped = _scaled(raw, bounds_policy, public, str(path))
+    X, lo, hi, clipped = scale(raw, bounds, box, str(path))
     stem = Path(path).name.split(".")[0]
     return Dataset(
         "csv",
@@ -150,15 +141,28 @@ def load_csv(
         False,
         str(path),
         y,
-        bounds=bounds_policy,
+        bounds=bounds,
         clipped=clipped,
     )
 
 
-def check_k(k) -> str | None:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        return "must be an integer >= 1"
-    return None
+class CsvSource:
+    """The user's own csv file (module docstring)."""
 
+    name = "csv"
+    params = CSV_PARAMS
 
-__all__ = ["CSV_PARAMS", "check_k", "freeze", "load_csv"]
+    def load(self, **params) -> Dataset:
+        return load_csv(**params)
+
+    def has_classes(self, params) -> bool:
+        return params.get("classes") is not None
+
+    def describe(self) -> dict:
+        return {
+            "name": "csv",
+            "k": "param",
+            "label": "your own csv file (docs/datasets.md)",
+            "source": "user file (params.path)",
+            "params": ", ".join(CSV_PARAMS),
+        }

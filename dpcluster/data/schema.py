@@ -1,0 +1,213 @@
+"""The one dataset schema: :class:`Dataset`, the scaling every source applies
+(:func:`scale`), and the checks every source's records pass.
+
+Every dataset resolves to a :class:`Dataset` whose ``X`` is normalised to ``[-1, 1]^d``
+(docs/methods.md A0: ``x' = 2 (x − lo)/(hi − lo) − 1``). Where ``lo, hi`` come from is the
+*bounds policy* (docs/privacy.md), called ``bounds`` everywhere:
+
+* ``bounds="data"`` (the papers' setting, the default of the figure specs): the data's own
+  per-attribute min and max. Every ε of a central algorithm then assumes these bounds are
+  public, which they are not: one outlier moves every scaled record.
+* ``bounds="public"``: the source's declared *domain*, a box independent of the records
+  (sources in datasets/PROVENANCE.md). Records are clipped into it, then scaled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import DataError
+
+#: the bounds policies: where the scaling's lo, hi come from
+BOUNDS = ("data", "public")
+
+
+class DataBoundsWarning(UserWarning):
+    """Scaling bounds were computed from the data, so no ε that follows is private."""
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A normalised dataset.
+
+    X       (N, d) float64 in [-1, 1]^d
+    lo, hi  (d,) raw per-attribute bounds used for the normalisation
+    k       the number of clusters the papers use for it
+    label   display name; stand-ins say so (e.g. "Image (stand-in: 1,837-row house)")
+    """
+
+    name: str
+    X: np.ndarray
+    k: int
+    label: str
+    lo: np.ndarray
+    hi: np.ndarray
+    standin: bool = False
+    source: str = ""
+    #: (N,) int ground-truth classes where the data has them (digits, blobs, moons)
+    classes: np.ndarray | None = None
+    #: (d,) public interval per attribute for Paper B's encodings; default lo, hi
+    domain_lo: np.ndarray | None = None
+    domain_hi: np.ndarray | None = None
+    #: where lo, hi came from: "data" (the records' own min/max) or "public" (declared)
+    bounds: str = "data"
+    #: records that lay outside the public bounds and were clipped into them
+    clipped: int = 0
+
+    @property
+    def raw(self) -> np.ndarray:
+        """The records in their original units (N, d): ``lo + (X + 1)(hi − lo)/2``."""
+        return self.lo + (self.X + 1.0) * (self.hi - self.lo) / 2.0
+
+    @property
+    def domain(self) -> tuple[np.ndarray, np.ndarray]:
+        """Public per-attribute interval [L, U] (Paper B); the data bounds unless declared."""
+        lo = self.lo if self.domain_lo is None else self.domain_lo
+        hi = self.hi if self.domain_hi is None else self.domain_hi
+        return (
+            np.broadcast_to(lo, (self.d,)).astype(float),
+            np.broadcast_to(hi, (self.d,)).astype(float),
+        )
+
+    @property
+    def N(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def d(self) -> int:
+        return int(self.X.shape[1])
+
+
+def normalise(raw: np.ndarray, bounds=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rescale each column of raw (N, d) to [-1, 1]. Returns (X, lo, hi).
+
+    bounds  ``(lo, hi)``, scalars or (d,) arrays: public bounds; records are clipped into
+            them first. ``"data"``: the columns' own min and max (the papers' setting; any ε
+            computed on X then assumes these are public). ``None``: as ``"data"``, with a
+            :class:`DataBoundsWarning` (shown once) that this is not private.
+    Constant columns (hi = lo) map to 0.
+    """
+    raw = np.asarray(raw, dtype=np.float64)
+    if bounds is None or (isinstance(bounds, str) and bounds == "data"):
+        if bounds is None:
+            warnings.warn(
+                "scaling bounds computed from the data: no ε computed on the "
+                "result is private; pass bounds=(lo, hi) from a public domain",
+                DataBoundsWarning,
+                stacklevel=2,
+            )
+        lo, hi = raw.min(axis=0), raw.max(axis=0)
+    else:
+        lo, hi = (np.broadcast_to(np.asarray(b, float), raw.shape[1:]).copy() for b in bounds)
+        if np.any(hi < lo):
+            raise ValueError(f"bounds need lo <= hi per attribute, got lo={lo}, hi={hi}")
+    span = np.where(hi > lo, hi - lo, 1.0)
+    X = 2.0 * (np.clip(raw, lo, hi) - lo) / span - 1.0
+    X[:, hi <= lo] = 0.0
+    return np.ascontiguousarray(np.clip(X, -1.0, 1.0)), lo, hi
+
+
+def check_range(lo: np.ndarray, hi: np.ndarray, what: str) -> None:
+    """A DataError naming the first column whose range hi - lo (doubled, as the scaling
+    computes it) overflows a float: its records would scale to NaN."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        wide = ~np.isfinite(2.0 * (np.asarray(hi, float) - np.asarray(lo, float)))
+    if np.any(wide):
+        c = int(np.flatnonzero(np.broadcast_to(wide, np.shape(wide) or (1,)))[0])
+        raise DataError(
+            f"{what}: column {c + 1}: the range {float(np.ravel(lo)[c])!r} .. "
+            f"{float(np.ravel(hi)[c])!r} overflows a float when scaled; rescale the data"
+        )
+
+
+def scale(raw: np.ndarray, bounds: str, domain: tuple | None, what: str):
+    """(X (N, d) in [-1, 1]^d, lo (d,), hi (d,), records clipped) of raw (N, d) under the
+    bounds policy ``bounds``; ``domain`` is the source's declared public box (lo, hi),
+    scalars or one value per column, or None. ``what`` names the data in errors."""
+    if bounds == "data":
+        if len(raw):
+            check_range(raw.min(axis=0), raw.max(axis=0), what)
+        return (*normalise(raw, "data"), 0)
+    if domain is None:
+        raise DataError(
+            f"{what}: no public bounds are declared for this dataset; use "
+            "bounds: data or declare its domain (docs/datasets.md)"
+        )
+    try:
+        lo, hi = (np.broadcast_to(np.asarray(b, float), raw.shape[1:]) for b in domain)
+    except ValueError:
+        raise DataError(
+            f"{what}: public bounds {domain!r} give neither one value nor one per column "
+            f"({raw.shape[1]} columns)"
+        ) from None
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))) or np.any(lo >= hi):
+        raise DataError(f"{what}: public bounds {domain!r} need finite lo < hi per column")
+    check_range(lo, hi, what)
+    clipped = int(np.any((raw < lo) | (raw > hi), axis=1).sum())
+    return (*normalise(raw, (lo, hi)), clipped)
+
+
+def check_finite(raw: np.ndarray, where: str, first_row: int = 1, names=None) -> None:
+    """A DataError naming the first non-finite value's row (1-based, counting data rows
+    from ``first_row``) and column (its name from ``names``, else its 1-based index)."""
+    bad = ~np.isfinite(raw)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        column = repr(names[c]) if names is not None else str(int(c) + 1)
+        raise DataError(
+            f"{where}: row {int(r) + first_row}, column {column}: "
+            f"{float(raw[r, c])!r} is not a finite number"
+        )
+
+
+def file_sha256(path: Path | str) -> str:
+    """The sha256 of a file's bytes, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def read_checked(path: Path, sha256: str = "") -> bytes:
+    """A file's bytes, after checking them against ``sha256`` when one is given."""
+    blob = path.read_bytes()
+    digest = hashlib.sha256(blob).hexdigest()
+    if sha256 and digest != sha256.lower():
+        raise DataError(
+            f"{path}: checksum mismatch: sha256 is {digest}, expected {sha256} (the file "
+            "changed since the spec was read, or is not the one its params.sha256 names)"
+        )
+    return blob
+
+
+def warnings_for(ds: Dataset) -> list[str]:
+    """What is legal but suspicious about a dataset: constant columns, fewer distinct
+    records than clusters. Recorded in meta.json."""
+    out = []
+    constant = np.flatnonzero(np.ptp(ds.X, axis=0) == 0)
+    if len(constant):
+        out.append(f"{ds.name}: constant column(s) {[int(c) + 1 for c in constant]}")
+    distinct = len(np.unique(ds.X, axis=0))
+    if distinct < ds.k:
+        out.append(f"{ds.name}: only {distinct} distinct records for k = {ds.k} clusters")
+    return out
+
+
+def freeze(value):
+    """Lists (from YAML) as nested tuples, so a dataset's params are hashable."""
+    if isinstance(value, list | tuple):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def check_k(k) -> str | None:
+    """What is wrong with a number of clusters ``k``, or None."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        return "must be an integer >= 1"
+    return None
