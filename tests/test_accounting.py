@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 
 from dpcluster import data, harness
+from dpcluster.experiments import CellContext
 from dpcluster.ldp.bitvector import BVCodec, dpbv_delta, pack_bits
 from dpcluster.ldp.parties import Custodian, pair_multiplicity
 from dpcluster.privacy import LOCAL, BitVectorResponse, Ledger, keep_probability, tight_delta
+from dpcluster.rng import StreamFactory
 from dpcluster.spec import parse
 
 
@@ -101,10 +103,8 @@ def test_paper_b_rows_book_m_max_times_epsilon(tmp_path):
     outcome = harness.run_cell(cell)
     assert not outcome.error
     ds = data.load(cell.dataset.name, **cell.dataset.kwargs)
-    init_streams = harness.StreamFactory(cell.seed, (cell.dataset.key, "k", ds.k))
-    ctx = harness.CellContext(
-        ds, ds.k, 1.0, cell.algorithm.kwargs, 2, 30, "uniform", None, init_streams
-    )
+    init_streams = StreamFactory(cell.seed, (cell.dataset.key, "k", ds.k))
+    ctx = CellContext(ds, ds.k, 1.0, cell.algorithm.kwargs, 2, 30, "uniform", None, init_streams)
     for _, row in outcome.rows.iterrows():
         codec = experiments._codec(ctx, int(row["rep"]), 16, 3.0)
         want = sum(brute_m_max(c, 20_001) * 1.0 for c in codec.attributes)

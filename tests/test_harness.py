@@ -68,7 +68,9 @@ def test_resume_after_crash_repeats_no_finished_cell(tmp_path, monkeypatch):
     monkeypatch.setattr(results, "write_cell", real_write)
     computed = []
     real_run = harness.run_cell
-    monkeypatch.setattr(harness, "run_cell", lambda c, *a: computed.append(c.id) or real_run(c, *a))
+    monkeypatch.setattr(
+        harness.backends, "run_cell", lambda c, *a: computed.append(c.id) or real_run(c, *a)
+    )
     rep = harness.run_spec(sp, crashed)
     assert rep.cells_resumed == 5 and not set(computed) & set(written)
     assert len(computed) == rep.cells_total - 5
@@ -93,7 +95,9 @@ def test_a_cell_finished_for_another_spec_is_reused(tmp_path, monkeypatch):
     )
     computed = []
     real_run = harness.run_cell
-    monkeypatch.setattr(harness, "run_cell", lambda c, *a: computed.append(c.id) or real_run(c, *a))
+    monkeypatch.setattr(
+        harness.backends, "run_cell", lambda c, *a: computed.append(c.id) or real_run(c, *a)
+    )
     rep = harness.run_spec(other, tmp_path / "results" / "other")
     shared = [c for c in harness.expand(other) if c.algorithm.repeat == 4]
     assert rep.cells_resumed == len(shared) == 4 and len(computed) == 4  # repeat 5 is new
@@ -134,7 +138,9 @@ def test_theta_values_with_the_same_grid_are_one_computation(tmp_path, monkeypat
     )
     computed = []
     real_run = harness.run_cell
-    monkeypatch.setattr(harness, "run_cell", lambda c, *a: computed.append(c.id) or real_run(c, *a))
+    monkeypatch.setattr(
+        harness.backends, "run_cell", lambda c, *a: computed.append(c.id) or real_run(c, *a)
+    )
     rep = harness.run_spec(sweep, tmp_path / "results" / "sweep")
     assert rep.cells_total == 6 and len(computed) == len(set(computed)) == 4
     runs = rep.runs.set_index(["epsilon", "rep"])
@@ -193,7 +199,9 @@ def test_several_specs_share_one_pool_and_compute_a_shared_cell_once(tmp_path, m
     b = spec.load(b_path)
     computed = []
     real_run = harness.run_cell
-    monkeypatch.setattr(harness, "run_cell", lambda c, *x: computed.append(c.id) or real_run(c, *x))
+    monkeypatch.setattr(
+        harness.backends, "run_cell", lambda c, *x: computed.append(c.id) or real_run(c, *x)
+    )
     rep_a, rep_b = harness.run_specs([(a, tmp_path / "r" / "a"), (b, tmp_path / "r" / "b")])
     ids_a = {c.id for c in harness.expand(a)}
     ids_b = {c.id for c in harness.expand(b)}
@@ -250,7 +258,9 @@ def test_parallel_table_writing_gives_the_same_bytes(tmp_path):
 def test_heaviest_cells_start_first(tmp_path, monkeypatch):
     started = []
     real_run = harness.run_cell
-    monkeypatch.setattr(harness, "run_cell", lambda c, *x: started.append(c) or real_run(c, *x))
+    monkeypatch.setattr(
+        harness.backends, "run_cell", lambda c, *x: started.append(c) or real_run(c, *x)
+    )
     harness.run_spec(_spec(tmp_path), tmp_path / "out")
     costs = [harness.cell_cost(c) for c in started]
     assert costs == sorted(costs, reverse=True) and costs[0] > costs[-1] > 0

@@ -1,0 +1,254 @@
+"""A cell: one (dataset, algorithm variant, ε), the unit of work, caching and resumption.
+
+Its identity is built from content only (the root seed, the dataset's parameters with each
+data file's sha256, the algorithm, its parameters and a plugin's code digest), and its
+random streams derive from that identity and each run's (init, rep) index
+(:mod:`dpcluster.rng`), so a cell's numbers do not depend on ``jobs``, the backend, the
+folder or the order in which cells finish.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import subprocess
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+
+from .. import __version__, data, plugins, results
+from ..experiments import ALGORITHMS, CellContext, CellShape, lookup
+from ..experiments.registry import plugin_code
+from ..privacy import LOCAL
+from ..rng import StreamFactory, canonical, identity_hex
+from ..spec import AlgorithmSpec, DatasetSpec, Spec
+
+#: runs.csv's columns: a cell's grouping columns (results.GROUP), then each run's own
+RUN_COLUMNS = [
+    *results.GROUP,
+    "init",
+    "rep",
+    "nicv",
+    "epsilon_claimed",
+    "epsilon_provable",
+    "bounds",
+    "iterations",
+    "seed",
+    "stream",
+    "cell",
+    "wall_time_s",
+]
+
+
+@dataclass(frozen=True)
+class Cell:
+    dataset: DatasetSpec
+    algorithm: AlgorithmSpec
+    epsilon: float  # math.inf for a non-private algorithm
+    seed: int
+    n_init: int
+    init_method: str
+
+    @property
+    def info(self):
+        """The algorithm's registry entry (built-in or plugin)."""
+        return lookup(self.algorithm.name, self.algorithm.source)
+
+    @functools.cached_property
+    def run_params(self) -> dict:
+        """The parameters that determine the computation: the spec's, or the entry's
+        ``canonical`` view of them (EUGkM: m in place of θ and rounding)."""
+        info = self.info
+        if info.canonical is None:
+            return self.algorithm.kwargs
+        return info.canonical(self.shape)
+
+    @property
+    def identity(self) -> dict:
+        """What determines the cell's numbers, and nothing else: the root seed, the
+        dataset's parameters with each data file's sha256 (never its path), the algorithm,
+        its parameters and, for a plugin, the sha256 of its code files."""
+        out = {
+            "seed": self.seed,
+            "dataset": self.dataset.identity_key,
+            "algorithm": self.algorithm.name,
+            "params": self.run_params,
+            "epsilon": self.epsilon,
+            "repeat": self.algorithm.repeat,
+            "init": [self.n_init, self.init_method],
+        }
+        if self.algorithm.code:
+            out["code"] = [list(f) for f in self.algorithm.code]
+        return out
+
+    @property
+    def inputs(self) -> dict[str, str]:
+        """The files the cell reads, relative to the spec's folder -> sha256."""
+        files = {rel: digest for _, rel, digest in self.dataset.files}
+        return {**files, **dict(self.algorithm.code)}
+
+    @property
+    def id(self) -> str:
+        return identity_hex(self.identity)
+
+    @property
+    def stream_prefix(self) -> tuple:
+        arithmetic = self.info.arithmetic
+        drawn = {key: v for key, v in self.run_params.items() if key not in arithmetic}
+        prefix = (self.dataset.identity_key, self.algorithm.name, canonical(drawn))
+        if self.algorithm.code:
+            prefix += (canonical(self.algorithm.code),)
+        return (*prefix, repr(self.epsilon))
+
+    @functools.cached_property
+    def shape(self) -> CellShape:
+        """The cell as its entry's planning callables see it (the dataset is loaded once,
+        from the loader's cache)."""
+        ds = data.load(self.dataset.name, **self.dataset.kwargs)
+        return CellShape(
+            ds.N,
+            ds.d,
+            ds.k,
+            self.epsilon,
+            self.algorithm.kwargs,
+            self.algorithm.repeat,
+            self.n_init,
+        )
+
+    @property
+    def n_runs(self) -> int:
+        return self.info.count_runs(self.shape)
+
+    def describe(self) -> str:
+        eps = "-" if math.isinf(self.epsilon) else f"{self.epsilon:g}"
+        return f"{self.dataset.key} {self.algorithm.variant} eps={eps}"
+
+
+def expand(spec: Spec) -> list[Cell]:
+    """One cell per dataset × algorithm variant × ε (non-private algorithms: one ε = ∞)."""
+    cells = []
+    for ds in spec.datasets:
+        for alg in spec.algorithms:
+            eps_grid = spec.epsilon if lookup(alg.name, alg.source).private else (math.inf,)
+            cells += [
+                Cell(ds, alg, eps, spec.seed, spec.init.sets, spec.init.method) for eps in eps_grid
+            ]
+    return cells
+
+
+@dataclass
+class CellOutcome:
+    cell: Cell
+    rows: pd.DataFrame | None = None
+    meta: dict = field(default_factory=dict)
+    error: str = ""
+    #: the failure's traceback (``run --traceback`` prints it; meta.json keeps it)
+    traceback: str = ""
+
+
+class CellFailure(Exception):
+    """A cell cannot run as the spec was read (its plugin's code changed since)."""
+
+
+def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
+    """Compute one cell. Never raises: a failure comes back as ``CellOutcome.error``, with
+    its traceback."""
+    try:
+        if numba_threads:
+            import numba
+
+            numba.set_num_threads(numba_threads)
+        ds = data.load(cell.dataset.name, **cell.dataset.kwargs)
+        info = cell.info
+        plugin = cell.algorithm.name not in ALGORITHMS
+        if plugin and plugin_code(cell.algorithm.name, cell.algorithm.source) != (
+            cell.algorithm.code
+        ):
+            raise CellFailure(
+                f"{cell.algorithm.name}: its code changed since the spec was read; run again"
+            )
+        streams = StreamFactory(cell.seed, cell.stream_prefix)
+        init_streams = StreamFactory(cell.seed, (cell.dataset.identity_key, "k", ds.k))
+        ctx = CellContext(
+            ds,
+            ds.k,
+            cell.epsilon,
+            cell.algorithm.kwargs,
+            cell.algorithm.repeat,
+            cell.n_init,
+            cell.init_method,
+            streams,
+            init_streams,
+        )
+        start = time.perf_counter()
+        rows, ledger = info.run_cell(ctx)
+        wall = time.perf_counter() - start
+        if plugin:
+            plugins.enforce(cell.algorithm.name, info, ctx, rows, ledger)
+        if not len(rows):
+            raise CellFailure(f"{cell.algorithm.name} returned no rows")
+        df = pd.DataFrame(rows)
+        df.insert(0, "dataset", cell.dataset.key)
+        df.insert(1, "dataset_label", ds.label)
+        df.insert(2, "standin", ds.standin)
+        df.insert(3, "N", ds.N)
+        df.insert(4, "d", ds.d)
+        df.insert(5, "k", ds.k)
+        df.insert(6, "algorithm", cell.algorithm.name)
+        df.insert(7, "variant", cell.algorithm.variant)
+        df.insert(8, "params", canonical(cell.algorithm.kwargs))
+        df.insert(9, "epsilon", cell.epsilon)
+        df["bounds"] = ds.bounds
+        df["seed"] = cell.seed
+        if "stream" not in df.columns:  # entries that draw ("run", init, rep) say nothing
+            df["stream"] = [
+                identity_hex((*cell.stream_prefix, "run", int(i), int(r)))
+                for i, r in zip(df["init"], df["rep"])
+            ]
+        df["cell"] = cell.id
+        df["wall_time_s"] = wall / len(df)  # amortised: runs of a cell share kernel passes
+        extra = [c for c in df.columns if c not in RUN_COLUMNS]
+        df = df[[c for c in RUN_COLUMNS if c in df.columns] + extra]
+        ledger = {**ledger, "bounds": ds.bounds}
+        declared_domain = ledger.get("neighbouring") == LOCAL and ds.domain_lo is not None
+        if ds.bounds == "data" and ledger.get("entries") and not declared_domain:
+            ledger["note"] = (
+                "ε assumes public bounds: the data were scaled by their own min "
+                "and max (bounds: data)"
+            )
+        meta = {
+            "identity": cell.identity,
+            "ledger": ledger,
+            "wall_time_s": wall,
+            "n_runs": len(df),
+            "numba_threads": numba_threads,
+            "dpcluster": __version__,
+            "git_commit": _git_commit(),
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        return CellOutcome(cell, df, meta)
+    except Exception as exc:  # noqa: BLE001 - reported per cell, the rest of the spec goes on
+        return CellOutcome(
+            cell, error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()
+        )
+
+
+@functools.lru_cache(maxsize=1)
+def _git_commit() -> str | None:
+    try:
+        return (
+            subprocess.run(
+                ["git", "rev-parse", "HEAD"],
+                capture_output=True,
+                text=True,
+                cwd=Path(__file__).parent,
+                timeout=5,
+            ).stdout.strip()
+            or None
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
