@@ -2,11 +2,20 @@
 and Paper B's entries, and the registry (with plugins). The harness calls this package;
 it calls algorithms, kernels and privacy, never the harness."""
 
-from .protocol import AlgorithmInfo, CellContext, CellShape, Param, Row, independent_runs
-from .registry import ALGORITHMS, ENTRY_POINT_GROUP, known_names, lookup
+from .protocol import (
+    CLASS_METRICS,
+    AlgorithmInfo,
+    CellContext,
+    CellShape,
+    Param,
+    Row,
+    independent_runs,
+)
+from .registry import ALGORITHMS, ENTRY_POINT_GROUP, known_metrics, known_names, lookup
 
 __all__ = [
     "ALGORITHMS",
+    "CLASS_METRICS",
     "ENTRY_POINT_GROUP",
     "AlgorithmInfo",
     "CellContext",
@@ -14,6 +23,7 @@ __all__ = [
     "Param",
     "Row",
     "independent_runs",
+    "known_metrics",
     "known_names",
     "lookup",
 ]

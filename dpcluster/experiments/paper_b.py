@@ -26,9 +26,17 @@ from ..ldp.kcluster import kcluster
 from ..ldp.parties import Custodian, Receiver, pair_multiplicity, vertical_distances
 from ..privacy import LOCAL, NOT_PRIVATE, Ledger, spent
 from . import costs
-from .protocol import AlgorithmInfo, CellContext, CellShape, Param, Row, independent_runs
+from .protocol import (
+    CLASS_METRICS,
+    AlgorithmInfo,
+    CellContext,
+    CellShape,
+    Param,
+    Row,
+    independent_runs,
+)
 
-CLUSTER_METRICS = ("ari", "nmi", "ami", "homogeneity", "completeness", "v_measure", "silhouette")
+CLUSTER_METRICS = (*CLASS_METRICS, "silhouette")
 
 
 def _codec(ctx: CellContext, rep: int, s: int, t: float) -> RecordCodec:

@@ -21,6 +21,10 @@ from ..algorithms.init import initial_sets
 from ..data import Dataset
 from ..rng import StreamFactory
 
+#: metrics scored against the data's ground-truth classes: a spec may ask for them only
+#: of datasets that have classes
+CLASS_METRICS = ("ari", "nmi", "ami", "homogeneity", "completeness", "v_measure")
+
 
 class ParamError(ValueError):
     """A value a :class:`Param` refuses: ``problem`` says why, ``hint`` what would do."""

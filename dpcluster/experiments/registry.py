@@ -38,6 +38,12 @@ def _entry_points() -> dict:
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
+def known_metrics(algorithms=()) -> set[str]:
+    """Every metric a built-in entry reports, and those of ``algorithms`` (entries, such
+    as a spec's plugins): the one list of metric names."""
+    return {m for info in (*ALGORITHMS.values(), *algorithms) for m in info.metrics}
+
+
 def known_names() -> list[str]:
     """Built-in entries and installed plugins (entry points), for validation and listing."""
     return sorted({*ALGORITHMS, *_entry_points()})

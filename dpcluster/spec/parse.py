@@ -1,0 +1,126 @@
+"""YAML spec -> frozen, validated :class:`~.model.Spec`, once, at the edge.
+
+Every problem raises :class:`SpecError` naming the file, the key path and the value, with
+"did you mean" for unknown keys. Lists inside ``datasets[].params`` and
+``algorithms[].params`` are sweeps: they expand into one entry per combination.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .. import data
+from ..algorithms.init import INIT_METHODS
+from ..errors import SpecError, did_you_mean
+from ..experiments import lookup
+from .datasets import _datasets
+from .document import _load_yaml, apply_overrides
+from .entries import _algorithms, _epsilons, _metrics
+from .fields import _check_keys, _int, _mapping
+from .model import REQUIRED, TOP_KEYS, InitSpec, Spec
+from .plot import _undrawable, parse_plot
+
+
+def parse(raw: Any, file: str = "<spec>") -> Spec:
+    """Validate a loaded YAML document into a :class:`Spec`."""
+    raw = _mapping(file, "(top level)", raw)
+    _check_keys(file, "", raw, TOP_KEYS)
+    for key in REQUIRED:
+        if key not in raw:
+            raise SpecError(file, key, None, "is required")
+    name = raw["name"]
+    if (
+        not isinstance(name, str)
+        or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name)
+        or len(name) > 128
+    ):
+        raise SpecError(
+            file,
+            "name",
+            name,
+            "must be a plain folder name: letters, digits, '.', '_' or '-', starting with "
+            "a letter or digit, at most 128 characters (it names the results folder)",
+        )
+    seed = _int(file, "seed", raw["seed"], 0)
+    bounds = raw.get("bounds", "data")
+    if bounds not in data.BOUNDS:
+        raise SpecError(
+            file,
+            "bounds",
+            bounds,
+            "is not an allowed value",
+            did_you_mean(str(bounds), data.BOUNDS),
+        )
+    datasets = _datasets(file, raw["datasets"], bounds)
+    algorithms = _algorithms(file, raw["algorithms"])
+    epsilon = _epsilons(
+        file, raw.get("epsilon"), any(lookup(a.name, a.source).private for a in algorithms)
+    )
+    init_raw = _mapping(file, "init", raw.get("init", {}) or {})
+    _check_keys(file, "init", init_raw, {"sets", "method"})
+    init = InitSpec(
+        _int(file, "init.sets", init_raw.get("sets", InitSpec.sets), 1),
+        init_raw.get("method", InitSpec.method),
+    )
+    if init.method not in INIT_METHODS:
+        raise SpecError(
+            file,
+            "init.method",
+            init.method,
+            "unknown init method",
+            did_you_mean(str(init.method), INIT_METHODS),
+        )
+    metrics = _metrics(file, raw.get("metrics", ["nicv"]), algorithms, datasets)
+    for ds in datasets:
+        label = ds.kwargs.get("label", "")
+        if problem := _undrawable(str(label)):
+            raise SpecError(file, "datasets[].params.label", label, problem)
+    plot = parse_plot(file, raw.get("plot", {}), algorithms, datasets)
+    description = raw.get("description", "")
+    if not isinstance(description, str):
+        raise SpecError(file, "description", description, "must be a string")
+    return Spec(
+        name,
+        seed,
+        description,
+        datasets,
+        algorithms,
+        epsilon,
+        init,
+        tuple(metrics),
+        plot,
+        file,
+        raw,
+    )
+
+
+def load(path: str | Path, overrides=()) -> Spec:
+    """Read and validate a spec file, with ``--set`` overrides applied (see
+    :func:`apply_overrides`)."""
+    path = Path(path)
+    file = str(path)
+    if not path.is_file():
+        raise SpecError(file, "(file)", file, "spec file not found")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise SpecError(file, "(file)", file, f"cannot be read ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(file, "(file)", f"byte {exc.start}", "is not UTF-8 text") from None
+    try:
+        raw = _load_yaml(text, file)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
+        raise SpecError(
+            file, where, getattr(exc, "problem", str(exc)), "is not valid YAML"
+        ) from None
+    if overrides:
+        parsed = parse(apply_overrides(raw, overrides, file), file)
+        return dataclasses.replace(parsed, overrides=tuple(overrides))
+    return parse(raw, file)
