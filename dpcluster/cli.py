@@ -1,6 +1,6 @@
 """Command line: a thin layer over :mod:`dpcluster.harness`.
 
-Exit codes: :data:`EXIT_CODES` (docs/cli.md lists them with every command's help).
+Exit codes: dpcluster/exits.py (docs/cli.md lists them with every command's help).
 """
 
 from __future__ import annotations
@@ -14,29 +14,13 @@ import click
 
 from . import data
 from .errors import DpclusterError
+from .exits import MEANING, Exit
 
-EXIT_OK, EXIT_FAILED_RUNS, EXIT_BAD_INPUT, EXIT_VERIFY_FAILED, EXIT_WRITE_FAILED = 0, 1, 2, 5, 6
-EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
-
-#: every exit status of every command and what it means (docs/cli.md is built from this);
-#: 3 and 4 are ``audit``'s (:func:`dpcluster.audit.run.exit_status`)
-EXIT_CODES = {
-    EXIT_OK: "success",
-    EXIT_FAILED_RUNS: "`run`: some cells failed, the figure could not be drawn, or a metric "
-    "value is inf or NaN (summary.csv's n_nonfinite); each is printed, and every other cell "
-    "is written",
-    EXIT_BAD_INPUT: "bad spec, bad data or bad usage: one line naming the file, key and "
-    "value, no traceback",
-    3: "`audit`: a paper's claimed ε is violated, and no provable ε is",
-    4: "`audit`: a provable ε is violated: a bug in dpcluster, or in the plugin the error "
-    "line names",
-    EXIT_VERIFY_FAILED: "`verify`: a damaged or inconsistent results folder (each file is named)",
-    EXIT_WRITE_FAILED: "a write failed mid-run (a full disk, a quota): the file is named, "
-    "finished cells are kept, and a rerun resumes once there is space",
-    EXIT_INTERRUPTED: "interrupted (Ctrl-C): workers stop, finished cells are kept, and a "
-    "rerun resumes",
-    EXIT_TERMINATED: "terminated (SIGTERM): as for Ctrl-C",
-}
+EXIT_OK, EXIT_FAILED_RUNS, EXIT_BAD_INPUT = Exit.OK, Exit.FAILED_RUNS, Exit.BAD_INPUT
+EXIT_VERIFY_FAILED, EXIT_WRITE_FAILED = Exit.VERIFY_FAILED, Exit.WRITE_FAILED
+EXIT_INTERRUPTED, EXIT_TERMINATED = Exit.INTERRUPTED, Exit.TERMINATED
+#: every exit status and what it means (dpcluster/exits.py)
+EXIT_CODES = {int(code): meaning for code, meaning in MEANING.items()}
 
 
 class Terminated(KeyboardInterrupt):

@@ -19,7 +19,8 @@ import click
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dpcluster.cli import EXIT_CODES, main  # noqa: E402
+from dpcluster.cli import main  # noqa: E402
+from dpcluster.exits import markdown_table  # noqa: E402
 
 PAGE = ROOT / "docs" / "cli.md"
 WIDTH = 80
@@ -44,8 +45,7 @@ def help_text(command: click.Command, name: str, parent: click.Context | None) -
 
 def render() -> str:
     """The whole page: exit codes, then ``dpcluster --help`` and each command's help."""
-    parts = [INTRO, "## Exit codes\n", "| code | meaning |", "|---|---|"]
-    parts += [f"| {code} | {meaning} |" for code, meaning in EXIT_CODES.items()]
+    parts = [INTRO, "## Exit codes\n", markdown_table()]
     top = click.Context(main, info_name="dpcluster", terminal_width=WIDTH)
     parts += ["", "## dpcluster\n", "```", help_text(main, "dpcluster", None), "```"]
     for name in sorted(main.commands):

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..exits import Exit
 from ..privacy import observe
 from ..rng import stream
 from .stats import blackbox_ceiling, blackbox_epsilon, whitebox_epsilon
@@ -31,7 +32,11 @@ from .targets import Target, TrialIndex, not_private, targets
 DEFAULT_EPSILONS = (0.5, 1.0, 2.0)
 DEFAULT_SEED = 20261201
 #: exit statuses of ``dpcluster audit`` (also in the CLI help and docs/audit.md)
-EXIT_CONSISTENT, EXIT_CLAIM_VIOLATED, EXIT_PROVABLE_VIOLATED = 0, 3, 4
+EXIT_CONSISTENT, EXIT_CLAIM_VIOLATED, EXIT_PROVABLE_VIOLATED = (
+    Exit.OK,
+    Exit.CLAIM_VIOLATED,
+    Exit.PROVABLE_VIOLATED,
+)
 #: relative slack for floating-point rounding in a log-likelihood ratio at its maximum
 ROUNDING = 1e-9
 
