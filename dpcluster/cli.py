@@ -15,6 +15,7 @@ import click
 from . import data
 from .errors import DpclusterError
 from .exits import MEANING, Exit
+from .privacy import check_epsilon
 
 EXIT_OK, EXIT_FAILED_RUNS, EXIT_BAD_INPUT = Exit.OK, Exit.FAILED_RUNS, Exit.BAD_INPUT
 EXIT_VERIFY_FAILED, EXIT_WRITE_FAILED = Exit.VERIFY_FAILED, Exit.WRITE_FAILED
@@ -468,7 +469,7 @@ def _float_list(value: str) -> list[float]:
         out = [float(v) for v in value.split(",") if v.strip()]
     except ValueError:
         _fail(f"--epsilon {value!r}: expected comma-separated positive numbers")
-    if not out or any(not (v > 0 and v < float("inf")) for v in out):
+    if not out or any(check_epsilon(v) for v in out):
         _fail(f"--epsilon {value!r}: expected comma-separated positive finite numbers")
     return out
 

@@ -39,7 +39,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .experiments.protocol import AlgorithmInfo, CellContext, Param, Row
-from .privacy import Ledger
+from .privacy import Ledger, check_epsilon, not_private
 from .results import GROUP
 
 __all__ = ["AlgorithmInfo", "CellContext", "Param", "algorithm"]
@@ -96,10 +96,7 @@ def algorithm(
                 raise PluginError(
                     f"{label} is private but returned {type(ledger).__name__} instead of a Ledger"
                 )
-            return rows, ledger.to_dict() if isinstance(ledger, Ledger) else {
-                "entries": [],
-                "note": "not private",
-            }
+            return rows, ledger.to_dict() if isinstance(ledger, Ledger) else not_private()
 
         return AlgorithmInfo(
             label,
@@ -126,7 +123,7 @@ def _ledger_epsilon(label: str, ledger: dict) -> tuple[float, float]:
     for n, entry in enumerate(entries):
         eps = entry.get("epsilon") if isinstance(entry, dict) else None
         delta = entry.get("delta", 0.0) if isinstance(entry, dict) else None
-        ok = isinstance(eps, int | float) and math.isfinite(eps) and eps > 0
+        ok = check_epsilon(eps) is None
         if not ok or not (isinstance(delta, int | float) and 0 <= delta < 1):
             raise PluginError(
                 f"{label}: ledger entry {n} books ε = {eps!r}, δ = {delta!r}; "

@@ -23,10 +23,9 @@ from ..algorithms.lloyd import lloyd_batch
 from ..algorithms.pgkm import genetic_kmeans
 from ..analysis import hybrid_switch
 from ..kernels import GRID_DISTANCES, nicv
-from ..privacy import NOT_PRIVATE, spent
+from ..privacy import NOT_PRIVATE, not_private, spent
 from . import costs
 from .protocol import (
-    NOT_PRIVATE_LEDGER,
     AlgorithmInfo,
     CellContext,
     CellShape,
@@ -35,8 +34,6 @@ from .protocol import (
     independent_runs,
     without_default,
 )
-
-_NOT_PRIVATE_LEDGER = NOT_PRIVATE_LEDGER
 
 
 def _lloyd_inits(ctx: CellContext) -> tuple[np.ndarray, str]:
@@ -68,7 +65,7 @@ def _lloyd_cell(ctx: CellContext) -> tuple[list[Row], dict]:
         }
         for i in range(len(inits))
     ]
-    return rows, _NOT_PRIVATE_LEDGER
+    return rows, not_private()
 
 
 def _dplloyd_cell(ctx: CellContext, improved: bool) -> tuple[list[Row], dict]:
@@ -157,13 +154,13 @@ def _lloyd_steps_cell(ctx: CellContext) -> tuple[list[Row], dict]:
             }
             for i, v in enumerate(nicv(X, C))
         ]
-    return rows, _NOT_PRIVATE_LEDGER
+    return rows, not_private()
 
 
 def _gkm_cell(ctx: CellContext, mode: str) -> tuple[list[Row], dict]:
     """GkM / GkM-3K (``mode="gkm"``), SAG (no noise) or Noise (baseline + Eq.-3 noise)."""
     X, p, k = ctx.dataset.X, ctx.params, ctx.k
-    rows, ledger = [], {**_NOT_PRIVATE_LEDGER, "note": "diagnostic, not private"}
+    rows, ledger = [], not_private("diagnostic, not private")
     best = None
     if mode == "noise":  # the baseline's best centroids: min-NICV Lloyd over the init sets
         C, _ = lloyd_batch(X, ctx.init_sets())
@@ -253,7 +250,7 @@ def _genetic_cell(ctx: CellContext, private: bool) -> tuple[list[Row], dict]:
                 }
                 for s, v in enumerate(res.info["trace"])
             ]
-    return rows, ledger or _NOT_PRIVATE_LEDGER
+    return rows, ledger or not_private()
 
 
 def _hybrid_cell(ctx: CellContext) -> tuple[list[Row], dict]:

@@ -24,7 +24,7 @@ from ..ldp.bitvector import RANGE_MODES, RecordCodec
 from ..ldp.distance import consistence, distance_matrix, pair_estimates
 from ..ldp.kcluster import kcluster
 from ..ldp.parties import Custodian, Receiver, pair_multiplicity, vertical_distances
-from ..privacy import LOCAL, NOT_PRIVATE, Ledger, spent
+from ..privacy import LOCAL, NOT_PRIVATE, Ledger, not_private, spent
 from . import costs
 from .protocol import (
     CLASS_METRICS,
@@ -82,7 +82,7 @@ def _profile_cell(ctx: CellContext) -> tuple[list[Row], dict]:
                     "stream": ctx.init_streams.key("bv-shared", "anchors", rep),
                 }
             )
-    return rows, {"neighbouring": LOCAL, "note": "plain BV, not private", "entries": []}
+    return rows, not_private("plain BV, not private", LOCAL)
 
 
 # --- Figure 5: error vs s, plain vs Algorithm 1 -----------------------------------------

@@ -189,4 +189,3 @@ def without_default(key: str, default) -> Callable[[CellShape], dict]:
 
 
 #: the ledger of a cell that releases something non-private
-NOT_PRIVATE_LEDGER = {"entries": [], "note": "not private"}

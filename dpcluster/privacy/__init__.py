@@ -1,14 +1,24 @@
 """Privacy mechanisms, the budget ledger and the release hook the audit listens to."""
 
-from .ledger import CENTRAL, LOCAL, NEIGHBOURING, NOT_PRIVATE, Ledger, Spend, spent
+from .ledger import (
+    CENTRAL,
+    LOCAL,
+    NOT_PRIVATE,
+    Ledger,
+    Spend,
+    check_epsilon,
+    not_private,
+    spent,
+)
 from .mechanisms import ExactRelease, ExponentialMechanism, LaplaceMechanism
 from .response import BitVectorResponse, keep_probability, theorem4_delta, tight_delta
-from .transcript import Release, observe, observing, release
+from .transcript import Release, observe, release
 
 __all__ = [
+    "check_epsilon",
+    "not_private",
     "CENTRAL",
     "LOCAL",
-    "NEIGHBOURING",
     "NOT_PRIVATE",
     "BitVectorResponse",
     "ExactRelease",
@@ -19,7 +29,6 @@ __all__ = [
     "Spend",
     "keep_probability",
     "observe",
-    "observing",
     "release",
     "spent",
     "theorem4_delta",

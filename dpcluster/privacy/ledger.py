@@ -18,12 +18,21 @@ Neighbouring relations (docs/privacy.md):
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import asdict, dataclass, field
 
 CENTRAL = "add/remove one tuple (unbounded DP)"
 LOCAL = "local: any two values of one attribute"
-#: kept for callers that name the central relation by its old name
-NEIGHBOURING = CENTRAL
+
+
+def check_epsilon(value) -> str | None:
+    """What is wrong with ``value`` as a privacy budget ε, or None: every ε a user gives
+    (spec, CLI, estimator) and every ε a release books must be a positive finite number."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return "must be a positive finite number"
+    if not (math.isfinite(value) and value > 0):
+        return "must be a positive finite number"
+    return None
 
 
 @dataclass(frozen=True)
@@ -86,7 +95,7 @@ class Ledger:
             raise ValueError(f"repeats must be >= 1, got {repeats}")
         eps, delta = float(mech.epsilon) * repeats, float(mech.delta) * repeats
         exact = getattr(mech, "exact", False) and eps == math.inf
-        if not (exact or (math.isfinite(eps) and eps > 0)):
+        if not exact and check_epsilon(eps):
             raise ValueError(
                 f"{purpose}: a release must book a positive finite ε, got {mech.epsilon!r}"
                 " (a negative, zero or NaN entry would hide another release's cost; an "
@@ -174,3 +183,12 @@ def spent(ledger: Ledger | None) -> dict[str, float]:
 
 #: the row columns of a non-private run
 NOT_PRIVATE = spent(None)
+
+
+def not_private(note: str = "not private", neighbouring: str | None = None) -> dict:
+    """The ledger record of a computation that releases its output without noise: no
+    entries, and ``note`` saying why (the relation, when one is named)."""
+    out: dict = {"entries": [], "note": note}
+    if neighbouring is not None:
+        out["neighbouring"] = neighbouring
+    return out

@@ -52,10 +52,6 @@ def observe(observer: Callable[[Release], None]) -> Iterator[Callable[[Release],
         _OBSERVER.reset(token)
 
 
-def observing() -> bool:
-    return _OBSERVER.get() is not None
-
-
 def release(
     mechanism, purpose: str, output, query: Callable[[Any], Any], batch: bool = False
 ) -> None:

@@ -3,7 +3,6 @@ their parameters, the privacy budgets, and the metrics every entry reports."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ from .. import data
 from ..errors import SpecError, did_you_mean
 from ..experiments import CLASS_METRICS, known_metrics, known_names, lookup
 from ..experiments.registry import plugin_code
+from ..privacy import check_epsilon
 from .fields import _check_keys, _expand, _int, _mapping
 from .model import AlgorithmSpec
 
@@ -79,12 +79,8 @@ def _epsilons(file: str, raw: Any, needed: bool) -> tuple[float, ...]:
         )
     out = []
     for n, v in enumerate(values):
-        if (
-            isinstance(v, bool)
-            or not isinstance(v, (int, float))
-            or not (v > 0 and math.isfinite(v))
-        ):
-            raise SpecError(file, f"epsilon[{n}]", v, "must be a positive finite number")
+        if problem := check_epsilon(v):
+            raise SpecError(file, f"epsilon[{n}]", v, problem)
         out.append(float(v))
     if len(set(out)) != len(out):
         raise SpecError(file, "epsilon", raw, "has duplicate values")
