@@ -356,33 +356,14 @@ def results(root: str, as_json: bool):
 @_JSON
 def list_(as_json: bool) -> None:
     """List datasets, algorithms and their parameters."""
-    from .experiments import known_names, lookup
+    from .experiments import describe_entry, known_names, lookup
 
     if as_json:
         entries = [lookup(name) for name in known_names()]
         _echo_json(
             {
                 "datasets": data.describe(),
-                "algorithms": [
-                    {
-                        "name": i.name,
-                        "private": i.private,
-                        "summary": i.summary,
-                        "repeat_default": i.repeat_default,
-                        "metrics": list(i.metrics),
-                        "params": {
-                            n: {
-                                "default": p.default,
-                                "type": p.kind.__name__,
-                                "doc": p.doc,
-                                "choices": list(p.choices) if p.choices else None,
-                                "minimum": p.minimum,
-                            }
-                            for n, p in i.params.items()
-                        },
-                    }
-                    for i in entries
-                ],
+                "algorithms": [describe_entry(i) for i in entries],
             }
         )
         return
@@ -526,79 +507,29 @@ def audit(
     Exit status: 0 every verdict consistent; 3 a claimed ε is violated (Paper B's DPBV
     always is); 4 a provable ε is violated, which means a bug in dpcluster.
     """
+    import os
+
     from . import audit as audit_mod
-    from .audit.run import DEFAULT_EPSILONS, select
-    from .audit.targets import entry_target
-    from .experiments import ALGORITHMS, lookup
+    from .audit.choose import blame_lines, choose_targets, verdict_lines
+    from .audit.run import DEFAULT_EPSILONS
 
     names = [n.strip() for n in algorithms.split(",") if n.strip()] if algorithms else None
     eps = _float_list(epsilons) if epsilons else None
-    extra = []
-    for name in [n for n in names or [] if ":" in n]:  # a plugin, imported from here
-        import os
-
-        try:
-            info = lookup(name, os.getcwd())
-        except (KeyError, TypeError) as exc:
-            _fail(f"--algorithms: {exc.args[0]}")
-        if not info.private:
-            _fail(f"--algorithms: {name} is not private; there is nothing to audit")
-        extra.append(entry_target(name, info, {}))
-        names.remove(name)
-    if names == [] and extra:
-        names = []
-    if spec_path is not None:
-        sp = _load_spec(spec_path)
+    sp = _load_spec(spec_path) if spec_path is not None else None
+    if sp is not None:
         eps = eps or list(sp.epsilon)
-        if names is None:
-            names = []
-            for a in sp.algorithms:
-                info = lookup(a.name, a.source)
-                if a.name not in ALGORITHMS:  # a plugin: a generic target
-                    if info.private:
-                        extra.append(entry_target(a.variant, info, a.kwargs))
-                elif a.name not in names:
-                    names.append(a.name)
     try:
-        select(names)
-    except KeyError as exc:
-        from .audit.run import audit_names
-
-        _fail(
-            f"--algorithms: {exc.args[0]!r} is neither an audit target nor a private "
-            f"registry entry; targets: {', '.join(audit_names())}"
-        )
-    try:
+        names, extra = choose_targets(names, sp, os.getcwd())
         table = audit_mod.run_audit(names, eps or DEFAULT_EPSILONS, trials, jobs, seed, extra)
     except DpclusterError as exc:
         _fail_on(exc)
     for path in audit_mod.write_audit(table, out):
         click.echo(str(path))
-    for r in table.itertuples(index=False):
-        if r.verdict == "not private":
-            click.echo(f"  {r.algorithm:<56} not private")
-            continue
-        wb = (
-            "-"
-            if r.epsilon_lb_whitebox != r.epsilon_lb_whitebox
-            else f"{r.epsilon_lb_whitebox:.3g}"
-        )
-        click.echo(
-            f"  {r.algorithm:<56} eps={r.epsilon:<4g} claimed={r.epsilon_claimed:<6g} "
-            f"provable={r.epsilon_provable:<7g} lb: black-box "
-            f"{r.epsilon_lb_blackbox:.3g}, white-box {wb}  {r.verdict}"
-        )
+    for line in verdict_lines(table):
+        click.echo(line)
     status = audit_mod.exit_status(table)
-    if status == 4:
-        broken = sorted(set(table.loc[table["verdict"] == "violation of provable ε", "algorithm"]))
-        for name in broken:
-            base = name.split("(")[0].split(" ")[0]
-            whose = (
-                "a bug in dpcluster"
-                if base in ALGORITHMS or ":" not in name
-                else "a bug in the plugin"
-            )
-            click.echo(f"error: {name}: its provable ε is violated: {whose}", err=True)
+    for line in blame_lines(table):
+        click.echo(line, err=True)
     sys.exit(status)
 
 

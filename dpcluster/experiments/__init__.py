@@ -11,7 +11,14 @@ from .protocol import (
     Row,
     independent_runs,
 )
-from .registry import ALGORITHMS, ENTRY_POINT_GROUP, known_metrics, known_names, lookup
+from .registry import (
+    ALGORITHMS,
+    ENTRY_POINT_GROUP,
+    describe_entry,
+    known_metrics,
+    known_names,
+    lookup,
+)
 
 __all__ = [
     "ALGORITHMS",
@@ -22,6 +29,7 @@ __all__ = [
     "CellShape",
     "Param",
     "Row",
+    "describe_entry",
     "independent_runs",
     "known_metrics",
     "known_names",

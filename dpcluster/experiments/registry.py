@@ -44,6 +44,28 @@ def known_metrics(algorithms=()) -> set[str]:
     return {m for info in (*ALGORITHMS.values(), *algorithms) for m in info.metrics}
 
 
+def describe_entry(info: AlgorithmInfo) -> dict:
+    """An entry as ``dpcluster list --json`` shows it: name, privacy, summary, repeat,
+    metrics and each parameter's default, type, meaning, choices and minimum."""
+    return {
+        "name": info.name,
+        "private": info.private,
+        "summary": info.summary,
+        "repeat_default": info.repeat_default,
+        "metrics": list(info.metrics),
+        "params": {
+            n: {
+                "default": p.default,
+                "type": p.kind.__name__,
+                "doc": p.doc,
+                "choices": list(p.choices) if p.choices else None,
+                "minimum": p.minimum,
+            }
+            for n, p in info.params.items()
+        },
+    }
+
+
 def known_names() -> list[str]:
     """Built-in entries and installed plugins (entry points), for validation and listing."""
     return sorted({*ALGORITHMS, *_entry_points()})
