@@ -1,0 +1,99 @@
+"""What every command shares: the ``dpcluster`` group, exit statuses (dpcluster/exits.py),
+one-line failures, and the common options."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import DpclusterError
+from ..exits import MEANING, Exit
+from ..privacy import check_epsilon
+
+EXIT_OK, EXIT_FAILED_RUNS, EXIT_BAD_INPUT = Exit.OK, Exit.FAILED_RUNS, Exit.BAD_INPUT
+EXIT_VERIFY_FAILED, EXIT_WRITE_FAILED = Exit.VERIFY_FAILED, Exit.WRITE_FAILED
+EXIT_INTERRUPTED, EXIT_TERMINATED = Exit.INTERRUPTED, Exit.TERMINATED
+#: every exit status and what it means (dpcluster/exits.py)
+EXIT_CODES = {int(code): meaning for code, meaning in MEANING.items()}
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that the worker pool is shut down like on
+    Ctrl-C (joblib terminates its workers when the consuming loop is interrupted)."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
+def _fail(msg: str, code: int = EXIT_BAD_INPUT) -> None:
+    one_line = " ".join(str(msg).split())  # a library's multi-line message stays one line
+    click.echo(f"error: {one_line}", err=True)
+    sys.exit(code)
+
+
+def _fail_on(exc: DpclusterError) -> None:
+    """One line for a DpclusterError, with its exit code (a failed write: 6; else 2)."""
+    from ..errors import WriteError
+
+    _fail(str(exc), EXIT_WRITE_FAILED if isinstance(exc, WriteError) else EXIT_BAD_INPUT)
+
+
+def _load_spec(spec_path: str, overrides=()):
+    """The validated spec, or exit 2 with the one-line message (file, key, value)."""
+    from .. import spec
+
+    try:
+        return spec.load(spec_path, spec.parse_overrides(overrides))
+    except DpclusterError as exc:
+        _fail(str(exc))
+
+
+_SET = click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="override a spec key (repeatable; YAML value; dotted path, list "
+    "index or entry name: epsilon=[0.5,1], seed=3, "
+    "algorithms.dplloyd.repeat=10, datasets.0.params.N=5000). The "
+    "results go to results/<name>--set-<hash>",
+)
+
+
+def _jobs_option(what: str):
+    """``--jobs/-j N``: worker processes, of which ``what`` does not depend."""
+    return click.option(
+        "--jobs",
+        "-j",
+        default=1,
+        show_default=True,
+        type=click.IntRange(1, None),
+        help=f"parallel worker processes ({what} do not depend on it)",
+    )
+
+
+_JSON = click.option("--json", "as_json", is_flag=True, help="print JSON instead of text")
+
+
+def _echo_json(obj) -> None:
+    import json
+
+    click.echo(json.dumps(obj, indent=1, default=str))
+
+
+def _float_list(value: str) -> list[float]:
+    try:
+        out = [float(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        _fail(f"--epsilon {value!r}: expected comma-separated positive numbers")
+    if not out or any(check_epsilon(v) for v in out):
+        _fail(f"--epsilon {value!r}: expected comma-separated positive finite numbers")
+    return out
+
+
+@click.group()
+@click.version_option(package_name="dpcluster")
+def main() -> None:
+    """dpcluster: run, compare and reproduce private clustering algorithms from YAML specs."""

@@ -1,0 +1,157 @@
+"""``dpcluster run``: every cell of one or more specs in one worker pool."""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+import click
+
+from ..errors import DpclusterError
+from .base import (
+    _SET,
+    EXIT_FAILED_RUNS,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    Terminated,
+    _fail,
+    _fail_on,
+    _jobs_option,
+    _on_sigterm,
+    main,
+)
+from .progress import Progress
+
+
+@main.command()
+@click.argument(
+    "spec_paths", metavar="SPEC...", nargs=-1, required=True, type=click.Path(dir_okay=False)
+)
+@_jobs_option("results")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="output folder for a single SPEC [default: results/<spec name>]",
+)
+@click.option("--force", is_flag=True, help="recompute cells that are already finished")
+@click.option(
+    "--dry-run", is_flag=True, help="list the cells, run counts and estimated cost; compute nothing"
+)
+@click.option("--quiet", "-q", is_flag=True, help="no progress bar")
+@click.option(
+    "--traceback",
+    "show_traceback",
+    is_flag=True,
+    help="print each failed cell's traceback (meta.json and cells/<id>.failed.json keep it)",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "dask"]),
+    default="local",
+    show_default=True,
+    help="where cells run: this machine's process pool, or a Dask cluster (docs/cluster.md)",
+)
+@click.option(
+    "--scheduler",
+    default=None,
+    metavar="ADDRESS",
+    help="with --backend dask: a scheduler address (tcp://host:8786) or scheduler "
+    "file; default: a LocalCluster of --jobs workers",
+)
+@_SET
+def run(
+    spec_paths: tuple[str, ...],
+    jobs: int,
+    out: str | None,
+    force: bool,
+    dry_run: bool,
+    quiet: bool,
+    show_traceback: bool,
+    backend: str,
+    scheduler: str | None,
+    overrides: tuple[str, ...],
+):
+    """Run every cell of each SPEC and write tables and figures under results/<name>/.
+
+    Several SPECs share one worker pool: the heaviest cells start first, and a cell that
+    two specs share is computed once.
+    """
+    from .. import harness, spec
+
+    if out is not None and len(spec_paths) > 1:
+        _fail(
+            f"--out takes a single SPEC, got {len(spec_paths)}; without --out each spec "
+            "writes to results/<name>"
+        )
+    try:
+        sets = spec.parse_overrides(overrides)
+        specs = [spec.load(path, sets) for path in spec_paths]  # every error before any work
+        if dry_run:
+            for sp in specs:
+                cells = harness.expand(sp)
+                costs = {c.id: harness.cell_cost(c) for c in cells}  # one per computation
+                for c in cells:
+                    click.echo(f"{c.id}  {c.n_runs:6d} runs  ~{costs[c.id]:9.1f}s  {c.describe()}")
+                click.echo(
+                    f"{sp.path}: {len(cells)} cells ({len(costs)} distinct "
+                    f"computations), {sum(c.n_runs for c in cells):,} runs, "
+                    f"~{sum(costs.values()) / 60:.1f} core-minutes if nothing is reused"
+                )
+            return
+        for sp in specs:  # data, k ≤ N and size errors surface before any work
+            for warning in harness.check_spec(sp):
+                click.echo(f"warning: {warning}", err=True)
+        progress = Progress(not quiet)
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        try:
+            if backend == "dask":
+                try:
+                    import distributed  # noqa: F401
+                except ImportError:
+                    _fail(
+                        "--backend dask needs dask's distributed scheduler: "
+                        "pip install -e '.[dask]'"
+                    )
+            elif scheduler:
+                _fail("--scheduler needs --backend dask")
+            reports = harness.run_specs(
+                [(sp, out) for sp in specs],
+                jobs=jobs,
+                force=force,
+                progress=progress,
+                backend=backend,
+                scheduler=scheduler,
+            )
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            progress.close()
+    except DpclusterError as exc:
+        _fail_on(exc)
+    except Terminated:
+        click.echo("\nterminated: finished cells are kept; rerun to resume", err=True)
+        sys.exit(EXIT_TERMINATED)
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted: finished cells are kept; rerun to resume", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    failed = False
+    for report in reports:
+        click.echo(
+            f"{report.out}: {report.cells_computed} cells computed, "
+            f"{report.cells_resumed} reused, {len(report.failures)} failed"
+        )
+        for failure in report.failures:
+            click.echo(f"  FAILED {failure.what}: {failure.error}", err=True)
+            if show_traceback and failure.traceback:
+                click.echo(failure.traceback.rstrip(), err=True)
+        if report.failures and not show_traceback:
+            click.echo("  (run again with --traceback to see where each failure arose)", err=True)
+        if report.nonfinite:
+            click.echo(
+                f"  NON-FINITE: {report.nonfinite} metric value(s) are inf or NaN, left out of "
+                f"the statistics and counted in {report.out / 'summary.csv'}'s n_nonfinite",
+                err=True,
+            )
+        failed = failed or bool(report.failures) or bool(report.nonfinite)
+    sys.exit(EXIT_FAILED_RUNS if failed else EXIT_OK)
