@@ -19,18 +19,33 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import data
-from .algorithms import methods
-from .algorithms.dplloyd import dplloyd, dplloyd_improved
-from .algorithms.eugkm import eugkm
-from .algorithms.gkm import gkm
-from .algorithms.hybrid import hybrid
-from .algorithms.lsh_splits import lsh_splits
-from .algorithms.pgkm import genetic_kmeans
-from .algorithms.reference import private_mean
+from .algorithms.methods import radius
+from .experiments import ALGORITHMS
 from .kernels import nicv
 from .privacy import LOCAL, Ledger
 
-METHODS = methods.NAMES
+
+def central_methods() -> dict:
+    """The registry entries DPKMeans runs by name: those that declare a central ``fit``
+    (read from the registry at each use, so an entry added there needs no other edit)."""
+    return {name: info for name, info in ALGORITHMS.items() if info.fit is not None}
+
+
+#: the method names as of import (``central_methods()`` is the live list)
+METHODS = tuple(central_methods())
+
+
+class _CentralMethod(StrOptions):
+    """scikit-learn's string-options constraint over the live :func:`central_methods`."""
+
+    def __init__(self):
+        super().__init__(set(METHODS))
+
+    def is_satisfied_by(self, val):
+        self.options = set(central_methods())
+        return super().is_satisfied_by(val)
+
+
 SCALINGS = ("common", "per_feature")
 
 
@@ -44,63 +59,26 @@ def _rng(random_state) -> np.random.Generator:
     return np.random.default_rng(random_state)
 
 
-#: DPKMeans's methods -> (their algorithm, their registry entry, whose ``Param`` table
-#: checks ``method_params``); gkm's function calls ``align`` ``align_rule``
-_FUNCTIONS = {
-    "dplloyd": (dplloyd, "dplloyd"),
-    "dplloyd_improved": (dplloyd_improved, "dplloyd_improved"),
-    "eugkm": (eugkm, "eugkm"),
-    "hybrid": (hybrid, "hybrid"),
-    "gkm": (gkm, "gkm"),
-    "pgkm": (genetic_kmeans, "pgkm"),
-    "lsh_splits": (lsh_splits, "lsh_splits"),
-    "private_mean": (private_mean, "private_mean"),
-}
-_RENAMED = {"align_rule": "align"}
-#: arguments the estimator sets itself: the data, k, ε, the starts, the generator, and the
-#: radius r of the scaled domain, on which every sensitivity rests
-_OWN_ARGUMENTS = {"X", "k", "epsilon", "init", "inits", "rng", "r", "trace"}
-
-
 def _method_params(method: str, given) -> dict:
-    """``method_params`` checked as a spec's parameters are (the registry's ``Param``
-    table: integers are integers, minimums and choices hold, floats are finite); a
-    ValueError names the parameter."""
-    import inspect
+    """``method_params`` checked against the method's registry declaration
+    (:attr:`~dpcluster.experiments.AlgorithmInfo.fit`): integers are integers, minimums and
+    choices hold, floats are finite; a ValueError names the parameter."""
+    from .experiments.protocol import ParamError
 
-    from .experiments import ALGORITHMS
-    from .experiments.protocol import Param, ParamError
-
-    if method == "auto":
-        if given:
-            raise ValueError("method_params: method 'auto' takes none; name a method to tune it")
-        return {}
-    function, entry = _FUNCTIONS[method]
-    accepted = [
-        p
-        for p in inspect.signature(function).parameters
-        if p not in _OWN_ARGUMENTS
-        and inspect.signature(function).parameters[p].default is not inspect.Parameter.empty
-    ]
-    table = ALGORITHMS[entry].params
+    table = central_methods()[method].fit.params
     out = {}
     for key, value in dict(given or {}).items():
-        if key == "init_sets" and method in ("eugkm", "hybrid"):
-            param = Param(30, int, "", minimum=1)
-        elif key == "init" and method in ("dplloyd", "dplloyd_improved"):
-            param = Param("sphere_packing", str, "", choices=("sphere_packing", "uniform"))
-        elif key in accepted:
-            default = inspect.signature(function).parameters[key].default
-            param = table.get(_RENAMED.get(key, key)) or Param(
-                default, type(default) if default is not None else str, "", minimum=0
-            )
-        else:
+        if key not in table:
+            if not table:
+                raise ValueError(
+                    f"method_params: method {method!r} takes none; name a method to tune it"
+                )
             raise ValueError(
                 f"method_params[{key!r}] is not a parameter of method {method!r}; "
-                f"it takes {', '.join(['init_sets', *accepted])}"
+                f"it takes {', '.join(table)}"
             )
         try:
-            out[key] = param.coerce(value)
+            out[key] = table[key].coerce(value)
         except ParamError as exc:
             raise ValueError(f"method_params[{key!r}] = {value!r}: {exc}") from None
     return out
@@ -131,8 +109,10 @@ class DPKMeans(ClusterMixin, BaseEstimator):
     n_clusters : int >= 1, k.
     epsilon : float > 0, finite: the total privacy budget ε of the fit (central DP,
         add/remove one record; docs/privacy.md).
-    method : one of ``"dplloyd"`` (A1), ``"dplloyd_improved"`` (A2), ``"eugkm"`` (A3),
-        ``"hybrid"`` (A7), ``"gkm"`` (A4), ``"pgkm"`` (A5).
+    method : ``"auto"`` (the default; docs/utility.md) or any registry entry that declares a
+        central fit (:data:`METHODS`): ``"dplloyd"`` (A1), ``"dplloyd_improved"`` (A2),
+        ``"eugkm"`` (A3), ``"hybrid"`` (A7), ``"gkm"`` (A4), ``"pgkm"`` (A5),
+        ``"lsh_splits"``, ``"private_mean"``.
     bounds : ``(lo, hi)``, scalars or one value per feature: the public domain of the data.
         None takes the data's own min and max (not private; warns).
     random_state : None (fresh entropy), int, RandomState or Generator.
@@ -160,7 +140,7 @@ class DPKMeans(ClusterMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
-        "method": [StrOptions(set(METHODS))],
+        "method": [_CentralMethod()],
         "scaling": [StrOptions(set(SCALINGS))],
         "bounds": ["array-like", None],
         "random_state": ["random_state", np.random.Generator],
@@ -225,8 +205,14 @@ class DPKMeans(ClusterMixin, BaseEstimator):
         self.bounds_ = (lo, hi)
         self._set_scaling(lo, hi)
         Z = self._scale(X)
-        res = methods.run(
-            self.method, Z, k, float(self.epsilon), _rng(self.random_state), self._radius, params
+        fit = central_methods()[self.method].fit.function
+        res = fit(
+            Z,
+            k,
+            float(self.epsilon),
+            _rng(self.random_state),
+            radius(self._radius, Z.shape[1]),
+            **params,
         )
         res.ledger.bounds = "public" if self.bounds is not None else "data"
         self.ledger_ = res.ledger

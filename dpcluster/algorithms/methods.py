@@ -22,19 +22,6 @@ from .lsh_splits import lsh_splits
 from .pgkm import genetic_kmeans
 from .reference import private_mean
 
-#: the methods :func:`run` knows, ``auto`` first
-NAMES = (
-    "auto",
-    "dplloyd",
-    "dplloyd_improved",
-    "eugkm",
-    "hybrid",
-    "gkm",
-    "pgkm",
-    "lsh_splits",
-    "private_mean",
-)
-
 
 def packed_start(k: int, box, rng: np.random.Generator) -> np.ndarray:
     """A sphere-packing start (docs/methods.md A0) drawn in [-1, 1]^d and mapped onto the
@@ -51,43 +38,97 @@ def radius(r, d: int) -> float | np.ndarray:
     return 1.0 if np.all(r == 1.0) else np.array(r)
 
 
+def _box(r, d: int) -> tuple[np.ndarray, np.ndarray]:
+    hi = np.broadcast_to(np.asarray(r, dtype=np.float64), (d,))
+    return -hi, hi
+
+
+def _lloyd_start(k: int, Z: np.ndarray, r, rng, init: str) -> np.ndarray:
+    box = _box(r, Z.shape[1])
+    if init == "sphere_packing":
+        return packed_start(k, box, rng)
+    return rng.uniform(box[0], box[1], size=(k, Z.shape[1]))
+
+
+def fit_dplloyd(Z, k, epsilon, rng, r=1.0, init="sphere_packing", min_count="noise", **params):
+    """A1 from a sphere-packing start (``init: uniform`` is the paper's), holding a centre
+    whose noisy count is noise (``min_count: 0`` is the paper's)."""
+    start = _lloyd_start(k, Z, r, rng, init)
+    return dplloyd(Z, k, epsilon, start, rng, r=r, min_count=min_count, **params)
+
+
+def fit_dplloyd_improved(
+    Z, k, epsilon, rng, r=1.0, init="sphere_packing", min_count="noise", **params
+):
+    """A2 with :func:`fit_dplloyd`'s start and hold."""
+    start = _lloyd_start(k, Z, r, rng, init)
+    return dplloyd_improved(Z, k, epsilon, start, rng, r=r, min_count=min_count, **params)
+
+
+def fit_eugkm(Z, k, epsilon, rng, r=1.0, init_sets=30, **params):
+    """A3 from ``init_sets`` uniform start sets in the box."""
+    box = _box(r, Z.shape[1])
+    return eugkm(
+        Z, k, epsilon, rng.uniform(box[0], box[1], size=(init_sets, k, Z.shape[1])), rng, **params
+    )
+
+
+def fit_hybrid(Z, k, epsilon, rng, r=1.0, init_sets=30, **params):
+    """A7 from ``init_sets`` uniform start sets in the box."""
+    box = _box(r, Z.shape[1])
+    inits = rng.uniform(box[0], box[1], size=(init_sets, k, Z.shape[1]))
+    return hybrid(Z, k, epsilon, inits, rng, **params)[0]
+
+
+def fit_gkm(Z, k, epsilon, rng, r=1.0, **params):
+    """A4."""
+    return gkm(Z, k, epsilon, rng, **params)
+
+
+def fit_pgkm(Z, k, epsilon, rng, r=1.0, **params):
+    """A5."""
+    return genetic_kmeans(Z, k, rng, epsilon, **params)
+
+
+def fit_lsh_splits(Z, k, epsilon, rng, r=1.0, **params):
+    """LSH-splits (docs/methods.md M1) with the box's radii."""
+    return lsh_splits(Z, k, epsilon, rng, r=r, **params)
+
+
+def fit_private_mean(Z, k, epsilon, rng, r=1.0):
+    """The private-mean reference (M2) with the box's radii."""
+    return private_mean(Z, k, epsilon, rng, r=r)
+
+
+def fit_auto(Z, k, epsilon, rng, r=1.0):
+    """``auto`` (:func:`auto`)."""
+    return auto(Z, k, epsilon, rng, r)
+
+
+#: every central method by name: what ``auto`` and :func:`run` dispatch to
+FITS = {
+    "auto": fit_auto,
+    "dplloyd": fit_dplloyd,
+    "dplloyd_improved": fit_dplloyd_improved,
+    "eugkm": fit_eugkm,
+    "hybrid": fit_hybrid,
+    "gkm": fit_gkm,
+    "pgkm": fit_pgkm,
+    "lsh_splits": fit_lsh_splits,
+    "private_mean": fit_private_mean,
+}
+
+
 def run(method: str, Z: np.ndarray, k: int, eps: float, rng, r=1.0, params=None) -> DPResult:
     """One fit of ``method`` on Z (N, d) inside the centred box ∏ [-r_j, r_j]; ``r`` is one
-    radius or (d,) radii, ``params`` the method's own.
+    radius or (d,) radii (:func:`radius`), ``params`` the method's own.
 
     The defaults differ from the papers' protocol where measurement says so
-    (docs/utility.md): DPLloyd starts from a sphere-packing set (``init: uniform`` is the
-    paper's) and a centre holds when its noisy count is noise (``min_count: 0`` is the
-    paper's)."""
-    params = dict(params or {})
-    d = Z.shape[1]
-    r = radius(r, d)
-    if method == "auto":
-        return auto(Z, k, eps, rng, r)
-    hi = np.broadcast_to(np.asarray(r, dtype=np.float64), (d,))
-    box = (-hi, hi)
-    if method in ("dplloyd", "dplloyd_improved"):
-        if params.pop("init", "sphere_packing") == "sphere_packing":
-            init = packed_start(k, box, rng)
-        else:
-            init = rng.uniform(box[0], box[1], size=(k, d))
-        params.setdefault("min_count", "noise")
-        fn = dplloyd if method == "dplloyd" else dplloyd_improved
-        return fn(Z, k, eps, init, rng, r=r, **params)
-    if method in ("eugkm", "hybrid"):
-        inits = rng.uniform(box[0], box[1], size=(params.pop("init_sets", 30), k, d))
-        if method == "eugkm":
-            return eugkm(Z, k, eps, inits, rng, **params)
-        return hybrid(Z, k, eps, inits, rng, **params)[0]
-    if method == "gkm":
-        return gkm(Z, k, eps, rng, **params)
-    if method == "pgkm":
-        return genetic_kmeans(Z, k, rng, eps, **params)
-    if method == "lsh_splits":
-        return lsh_splits(Z, k, eps, rng, r=r, **params)
-    if method == "private_mean":
-        return private_mean(Z, k, eps, rng, r=r)
-    raise ValueError(f"unknown method {method!r}; known: {', '.join(NAMES)}")
+    (docs/utility.md): DPLloyd starts from a sphere-packing set and holds a centre whose
+    noisy count is noise."""
+    if method not in FITS:
+        raise ValueError(f"unknown method {method!r}; known: {', '.join(FITS)}")
+    return FITS[method](Z, k, eps, rng, radius(r, Z.shape[1]), **dict(params or {}))
 
 
 def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0) -> DPResult:
@@ -98,7 +139,7 @@ def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0) -> DPResult:
     N, d = np.shape(X)
     r = radius(r, d)
     method, reason = choose(N, k, d, epsilon, r)
-    res = run(method, X, k, epsilon, rng, r)
+    res = FITS[method](X, k, epsilon, rng, r)
     res.ledger.choices.append(f"auto chose {method}: {reason}")
     return DPResult(
         res.centroids, res.ledger, res.iterations, {**res.info, "chosen": method, "reason": reason}

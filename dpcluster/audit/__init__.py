@@ -1,6 +1,7 @@
 """``dpcluster audit``: empirical lower bounds on the ε of every private mechanism
 (black-box from outputs, white-box from exact transcript likelihoods); docs/audit.md."""
 
+from .catalogue import targets
 from .run import (
     DEFAULT_EPSILONS,
     EXIT_CLAIM_VIOLATED,
@@ -13,7 +14,7 @@ from .run import (
     write_audit,
 )
 from .stats import blackbox_ceiling, blackbox_epsilon, clopper_pearson, whitebox_epsilon
-from .targets import Target, targets
+from .targets import Target
 
 __all__ = [
     "DEFAULT_EPSILONS",

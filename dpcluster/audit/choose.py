@@ -8,8 +8,9 @@ import pandas as pd
 
 from ..errors import DpclusterError
 from ..experiments import ALGORITHMS, lookup
+from .generic import entry_target
 from .run import audit_names, select
-from .targets import Target, entry_target
+from .targets import Target
 
 
 def choose_targets(

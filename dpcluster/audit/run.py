@@ -26,8 +26,9 @@ import pandas as pd
 from ..exits import Exit
 from ..privacy import observe
 from ..rng import stream
+from .catalogue import not_private, targets
 from .stats import blackbox_ceiling, blackbox_epsilon, whitebox_epsilon
-from .targets import Target, TrialIndex, not_private, targets
+from .targets import Target, TrialIndex
 
 DEFAULT_EPSILONS = (0.5, 1.0, 2.0)
 DEFAULT_SEED = 20261201

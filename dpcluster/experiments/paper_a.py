@@ -1,11 +1,12 @@
-"""Paper A's registry entries: one cell runner per algorithm, with its parameters and
-protocol (docs/methods.md A1-A7; the privacy arguments are in dpcluster/algorithms/)."""
+"""Paper A's registry entries: each algorithm's parameters, protocol and cell runner
+(:mod:`.paper_a_cells`); docs/methods.md A1-A7, privacy arguments in dpcluster/algorithms/."""
 
 from __future__ import annotations
 
-import numpy as np
+import dataclasses
 
-from ..algorithms.dplloyd import dplloyd_batch, improved_iterations
+from ..algorithms import methods
+from ..algorithms.dplloyd import dplloyd, dplloyd_improved
 from ..algorithms.eugkm import MAX_CELLS, ROUNDING, cells_per_axis, eugkm
 from ..algorithms.gkm import (
     ALIGN,
@@ -13,307 +14,32 @@ from ..algorithms.gkm import (
     NOISE_RULES,
     block_size,
     gkm,
-    n_blocks,
-    noise_diagnostic,
-    sample_and_aggregate,
 )
 from ..algorithms.hybrid import hybrid
 from ..algorithms.init import INIT_METHODS
-from ..algorithms.lloyd import lloyd_batch
 from ..algorithms.pgkm import genetic_kmeans
 from ..analysis import hybrid_switch
-from ..kernels import GRID_DISTANCES, nicv
-from ..privacy import NOT_PRIVATE, not_private, spent
+from ..kernels import GRID_DISTANCES
 from . import costs
+from .paper_a_cells import (
+    dplloyd_cell,
+    eugkm_canonical,
+    eugkm_cell,
+    genetic_cell,
+    gkm_cell,
+    hybrid_cell,
+    hybrid_runs,
+    lloyd_cell,
+    lloyd_steps_cell,
+)
 from .protocol import (
     AlgorithmInfo,
-    CellContext,
     CellShape,
     Param,
-    Row,
+    central_fit,
     independent_runs,
     without_default,
 )
-
-
-def _lloyd_inits(ctx: CellContext) -> tuple[np.ndarray, str]:
-    """(init sets (S, k, d), the name of their streams): the spec's shared sets, or with
-    ``init: points`` k distinct records per set, set i from its own stream (a reference
-    baseline, not the paper's protocol)."""
-    if ctx.params.get("init", "spec") == "spec":
-        return ctx.init_sets(), ctx.init_method
-    X = ctx.dataset.X
-    sets = [
-        X[ctx.init_streams.child("init", "points", i).choice(len(X), ctx.k, replace=False)]
-        for i in range(ctx.n_init)
-    ]
-    return np.stack(sets), "points"
-
-
-def _lloyd_cell(ctx: CellContext) -> tuple[list[Row], dict]:
-    inits, method = _lloyd_inits(ctx)
-    C, iters = lloyd_batch(ctx.dataset.X, inits, max_iter=ctx.params["max_iter"])
-    scores = nicv(ctx.dataset.X, C)
-    rows = [
-        {
-            "init": i,
-            "rep": 0,
-            "nicv": float(scores[i]),
-            "iterations": int(iters[i]),
-            **NOT_PRIVATE,
-            "stream": ctx.init_streams.key("init", method, i),
-        }
-        for i in range(len(inits))
-    ]
-    return rows, not_private()
-
-
-def _dplloyd_cell(ctx: CellContext, improved: bool) -> tuple[list[Row], dict]:
-    X, p = ctx.dataset.X, ctx.params
-    inits = ctx.init_sets(p.get("init"))
-    n_sets = len(inits)
-    runs = [(i, rep) for i in range(n_sets) for rep in range(ctx.repeat)]
-    streams = [
-        {
-            "count": ctx.streams.child("run", i, rep, "count"),
-            "sum": ctx.streams.child("run", i, rep, "sum"),
-        }
-        for i, rep in runs
-    ]
-    if improved:
-        t = improved_iterations(ctx.epsilon, ctx.dataset.N, ctx.k, ctx.dataset.d, p["rho"])
-    else:
-        t = p["iterations"]
-    C, ledger = dplloyd_batch(
-        X,
-        np.repeat(inits, ctx.repeat, axis=0),
-        ctx.epsilon,
-        streams,
-        iterations=t,
-        split="improved" if improved else "sensitivity",
-        rho=p.get("rho", 0.225),
-        min_count=p["min_count"],
-    )
-    scores = nicv(X, C)
-    used = spent(ledger)
-    rows = [
-        {"init": i, "rep": rep, "nicv": float(scores[n]), "iterations": t, **used}
-        for n, (i, rep) in enumerate(runs)
-    ]
-    return rows, ledger.to_dict()
-
-
-def _eugkm_cell(ctx: CellContext) -> tuple[list[Row], dict]:
-    X, p = ctx.dataset.X, ctx.params
-    inits = ctx.init_sets()
-    rows, ledger = [], None
-    for s in range(ctx.repeat):
-        res = eugkm(
-            X,
-            ctx.k,
-            ctx.epsilon,
-            inits,
-            ctx.streams.child("synopsis", s),
-            theta=p["theta"],
-            rounding=p["rounding"],
-            private_n=p["private_n"],
-            max_iter=p["max_iter"],
-            distances=p["distances"],
-        )
-        ledger = res.ledger
-        rows.append(
-            {
-                "init": res.info["chosen_init"],
-                "rep": s,
-                "nicv": float(nicv(X, res.centroids)),
-                "iterations": res.iterations,
-                **spent(res.ledger),
-                "cells": res.info["cells"],
-                "stream": ctx.streams.key("synopsis", s),
-            }
-        )
-    return rows, ledger.to_dict() if ledger else {}
-
-
-def _lloyd_steps_cell(ctx: CellContext) -> tuple[list[Row], dict]:
-    """Lloyd's NICV after each of the first ``steps`` iterations, per init set (Figure 4)."""
-    X = ctx.dataset.X
-    C = ctx.init_sets()
-    rows = []
-    for step in range(1, ctx.params["steps"] + 1):
-        C, _ = lloyd_batch(X, C, max_iter=1)
-        rows += [
-            {
-                "init": i,
-                "rep": 0,
-                "step": step,
-                "nicv": float(v),
-                "iterations": step,
-                **NOT_PRIVATE,
-                "stream": ctx.init_streams.key("init", ctx.init_method, i),
-            }
-            for i, v in enumerate(nicv(X, C))
-        ]
-    return rows, not_private()
-
-
-def _gkm_cell(ctx: CellContext, mode: str) -> tuple[list[Row], dict]:
-    """GkM / GkM-3K (``mode="gkm"``), SAG (no noise) or Noise (baseline + Eq.-3 noise)."""
-    X, p, k = ctx.dataset.X, ctx.params, ctx.k
-    rows, ledger = [], not_private("diagnostic, not private")
-    best = None
-    if mode == "noise":  # the baseline's best centroids: min-NICV Lloyd over the init sets
-        C, _ = lloyd_batch(X, ctx.init_sets())
-        best = C[int(np.argmin(nicv(X, C)))]
-    for rep in range(ctx.repeat):
-        rng = ctx.streams.child("run", rep)
-        used, iters = NOT_PRIVATE, p.get("max_iter", 0)
-        if mode == "gkm":
-            res = gkm(
-                X,
-                k,
-                ctx.epsilon,
-                rng,
-                p["block"],
-                p["minit"],
-                p["align"],
-                p["max_iter"],
-                noise=p["noise"],
-            )
-            out, blocks, used, ledger = (
-                res.centroids,
-                res.info["blocks"],
-                spent(res.ledger),
-                res.ledger.to_dict(),
-            )
-        elif mode == "sag":
-            out, blocks = sample_and_aggregate(
-                X, k, p["block"], rng, p["minit"], p["align"], p["max_iter"]
-            )
-        else:
-            out = noise_diagnostic(
-                best, ctx.dataset.N, ctx.epsilon, p["block"], rng, noise=p["noise"]
-            )
-            blocks = None
-        row = {
-            "init": 0,
-            "rep": rep,
-            "nicv": float(nicv(X, out)),
-            "iterations": iters,
-            **used,
-            "stream": ctx.streams.key("run", rep),
-        }
-        size = block_size(p["block"], ctx.dataset.N, k)
-        row.update(block_size=size, blocks=blocks or n_blocks(ctx.dataset.N, size))
-        rows.append(row)
-    return rows, ledger
-
-
-def _genetic_cell(ctx: CellContext, private: bool) -> tuple[list[Row], dict]:
-    """PGkM (one row per run) or Gene (one row per run and iteration, for Figure 4)."""
-    X, p = ctx.dataset.X, ctx.params
-    rows, ledger = [], {}
-    for rep in range(ctx.repeat):
-        res = genetic_kmeans(
-            X,
-            ctx.k,
-            ctx.streams.child("run", rep),
-            ctx.epsilon if private else None,
-            pool=p["pool"],
-            selected=p["selected"],
-            iterations=p["iterations"],
-            decay=p["decay"],
-            trace=not private,
-        )
-        if private:
-            ledger = res.ledger.to_dict()
-            rows.append(
-                {
-                    "init": 0,
-                    "rep": rep,
-                    "nicv": float(nicv(X, res.centroids)),
-                    "iterations": res.iterations,
-                    **spent(res.ledger),
-                    "stream": ctx.streams.key("run", rep),
-                }
-            )
-        else:
-            rows += [
-                {
-                    "init": 0,
-                    "rep": rep,
-                    "step": s + 1,
-                    "nicv": v,
-                    "iterations": s + 1,
-                    **NOT_PRIVATE,
-                    "stream": ctx.streams.key("run", rep),
-                }
-                for s, v in enumerate(res.info["trace"])
-            ]
-    return rows, ledger or not_private()
-
-
-def _hybrid_cell(ctx: CellContext) -> tuple[list[Row], dict]:
-    """A7 protocol: ``repeat`` synopses × ``lloyd_runs`` DPLloyd steps (or the fallback)."""
-    X, p = ctx.dataset.X, ctx.params
-    inits = ctx.init_sets()
-    rows, ledger = [], {}
-    for s in range(ctx.repeat):
-        results = hybrid(
-            X,
-            ctx.k,
-            ctx.epsilon,
-            inits,
-            ctx.streams.child("synopsis", s),
-            lloyd_runs=p["lloyd_runs"],
-            force=p["force"],
-            theta=p["theta"],
-            rounding=p["rounding"],
-            max_iter=p["max_iter"],
-            distances=p["distances"],
-        )
-        for j, res in enumerate(results):
-            ledger = res.ledger.to_dict()
-            rows.append(
-                {
-                    "init": s,
-                    "rep": j,
-                    "nicv": float(nicv(X, res.centroids)),
-                    "iterations": res.iterations,
-                    **spent(res.ledger),
-                    "fell_back": bool(res.info["fell_back"]),
-                    "cells": res.info["cells"],
-                    "stream": ctx.streams.key("synopsis", s),
-                }
-            )
-    return rows, ledger
-
-
-def _eugkm_canonical(shape: CellShape) -> dict:
-    """EUGkM depends on θ and the rounding rule only through m, the cells per axis, unless
-    N itself is noisy (``private_n``). So θ values giving the same m (Figure 2: θ = 2 and
-    5 at d = 10 both give m = 4) are one computation, computed once, and the θ lines of a
-    sweep share their noise draws there (common random numbers)."""
-    params = dict(shape.params)
-    if params["private_n"]:
-        return params
-    m = cells_per_axis(shape.N, shape.epsilon, shape.d, params["theta"], params["rounding"])
-    rest = {key: v for key, v in params.items() if key not in ("theta", "rounding")}
-    return {**rest, "m": m}
-
-
-def _hybrid_runs(shape: CellShape) -> int:
-    """``repeat`` synopses, each followed by ``lloyd_runs`` DPLloyd steps, or by nothing when
-    the switch (public N, d, k, ε only) falls back to EUGkM."""
-    p = shape.params
-    uses = (
-        p["force"]
-        or hybrid_switch(shape.N, shape.k, shape.d, shape.epsilon, t=5, theta=p["theta"])[
-            "use_hybrid"
-        ]
-    )
-    return shape.repeat * (p["lloyd_runs"] if uses else 1)
-
 
 _DISTANCES = Param(
     "float32",
@@ -362,6 +88,8 @@ _NOISE = Param(
 )
 
 _GKM_CANONICAL = without_default("noise", "eq3")
+#: gkm()'s align_rule is the entry's align
+_GKM_FIT = {"align_rule": _GKM_PARAMS["align"]}
 
 
 _GENE_PARAMS = {
@@ -404,6 +132,26 @@ def _selection_fits(shape: CellShape) -> tuple[str, str] | None:
     return None
 
 
+#: DPKMeans's start parameters of the Lloyd methods and the grid methods
+_LLOYD_START = {
+    "init": Param(
+        "sphere_packing",
+        str,
+        "start: sphere_packing (the estimator's) or uniform (the paper's A1)",
+        choices=("sphere_packing", "uniform"),
+    )
+}
+_GRID_STARTS = {"init_sets": Param(30, int, "uniform start sets in the box", minimum=1)}
+
+
+def _with_fit(info: AlgorithmInfo, function, *algorithms, extra=None) -> AlgorithmInfo:
+    """``info`` that DPKMeans also runs by name: ``function`` (dpcluster/algorithms/methods.py)
+    with the parameters of ``algorithms``, typed by the entry's own table."""
+    return dataclasses.replace(
+        info, fit=central_fit(function, info.params, *algorithms, extra=extra)
+    )
+
+
 PAPER_A: dict[str, AlgorithmInfo] = {
     "lloyd": AlgorithmInfo(
         "lloyd",
@@ -411,7 +159,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         private=False,
         repeat_default=1,
         repeat_doc="runs per init set (deterministic: 1)",
-        run_cell=_lloyd_cell,
+        run_cell=lloyd_cell,
         count_runs=lambda shape: shape.n_init,
         params={
             "max_iter": Param(
@@ -427,57 +175,72 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         },
         canonical=without_default("init", "spec"),
     ),
-    "dplloyd": AlgorithmInfo(
-        "dplloyd",
-        "DPLloyd / SuLQ k-means, docs/methods.md A1",
-        private=True,
-        repeat_default=100,
-        repeat_doc="runs per init set",
-        run_cell=lambda c: _dplloyd_cell(c, improved=False),
-        params={
-            "iterations": Param(5, int, "t, iterations (ε/t each)", minimum=1),
-            "min_count": _MIN_COUNT,
-        },
+    "dplloyd": _with_fit(
+        AlgorithmInfo(
+            "dplloyd",
+            "DPLloyd / SuLQ k-means, docs/methods.md A1",
+            private=True,
+            repeat_default=100,
+            repeat_doc="runs per init set",
+            run_cell=lambda c: dplloyd_cell(c, improved=False),
+            params={
+                "iterations": Param(5, int, "t, iterations (ε/t each)", minimum=1),
+                "min_count": _MIN_COUNT,
+            },
+        ),
+        methods.fit_dplloyd,
+        dplloyd,
+        extra=_LLOYD_START,
     ),
-    "dplloyd_improved": AlgorithmInfo(
-        "dplloyd_improved",
-        "improved DPLloyd (TOPS), docs/methods.md A2",
-        private=True,
-        repeat_default=100,
-        repeat_doc="runs per init set",
-        run_cell=lambda c: _dplloyd_cell(c, improved=True),
-        params={
-            "rho": Param(
-                0.225,
-                float,
-                "ρ of the split c = (4dρ²)^(1/3)",
-                check=lambda v: None if v > 0 else "must be > 0",
-            ),
-            "init": Param("sphere_packing", str, "initial sets", choices=INIT_METHODS),
-            "min_count": _MIN_COUNT,
-        },
+    "dplloyd_improved": _with_fit(
+        AlgorithmInfo(
+            "dplloyd_improved",
+            "improved DPLloyd (TOPS), docs/methods.md A2",
+            private=True,
+            repeat_default=100,
+            repeat_doc="runs per init set",
+            run_cell=lambda c: dplloyd_cell(c, improved=True),
+            params={
+                "rho": Param(
+                    0.225,
+                    float,
+                    "ρ of the split c = (4dρ²)^(1/3)",
+                    check=lambda v: None if v > 0 else "must be > 0",
+                ),
+                "init": Param("sphere_packing", str, "initial sets", choices=INIT_METHODS),
+                "min_count": _MIN_COUNT,
+            },
+        ),
+        methods.fit_dplloyd_improved,
+        dplloyd_improved,
+        extra=_LLOYD_START,
     ),
-    "eugkm": AlgorithmInfo(
-        "eugkm",
-        "noisy uniform grid + weighted k-means, docs/methods.md A3",
-        private=True,
-        repeat_default=10,
-        repeat_doc="independent synopses",
-        run_cell=_eugkm_cell,
-        count_runs=lambda shape: shape.repeat,
-        cost=costs.grid,
-        canonical=_eugkm_canonical,
-        arithmetic=("distances",),
-        preflight=_grid_fits(),
-        params={
-            "theta": Param(10.0, float, "θ in M = (Nε/θ)^(2d/(2+d))", minimum=1e-9),
-            "rounding": Param(
-                "round", str, "cells per axis m = rounding(M^(1/d))", choices=tuple(ROUNDING)
-            ),
-            "private_n": Param(False, bool, "spend 5% of ε on a noisy N for choosing M"),
-            "max_iter": Param(100, int, "weighted Lloyd iteration cap", minimum=1),
-            "distances": _DISTANCES,
-        },
+    "eugkm": _with_fit(
+        AlgorithmInfo(
+            "eugkm",
+            "noisy uniform grid + weighted k-means, docs/methods.md A3",
+            private=True,
+            repeat_default=10,
+            repeat_doc="independent synopses",
+            run_cell=eugkm_cell,
+            count_runs=lambda shape: shape.repeat,
+            cost=costs.grid,
+            canonical=eugkm_canonical,
+            arithmetic=("distances",),
+            preflight=_grid_fits(),
+            params={
+                "theta": Param(10.0, float, "θ in M = (Nε/θ)^(2d/(2+d))", minimum=1e-9),
+                "rounding": Param(
+                    "round", str, "cells per axis m = rounding(M^(1/d))", choices=tuple(ROUNDING)
+                ),
+                "private_n": Param(False, bool, "spend 5% of ε on a noisy N for choosing M"),
+                "max_iter": Param(100, int, "weighted Lloyd iteration cap", minimum=1),
+                "distances": _DISTANCES,
+            },
+        ),
+        methods.fit_eugkm,
+        eugkm,
+        extra=_GRID_STARTS,
     ),
     "lloyd_steps": AlgorithmInfo(
         "lloyd_steps",
@@ -485,24 +248,29 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         private=False,
         repeat_default=1,
         repeat_doc="runs per init set (deterministic: 1)",
-        run_cell=_lloyd_steps_cell,
+        run_cell=lloyd_steps_cell,
         count_runs=lambda shape: shape.n_init,
         params={"steps": Param(30, int, "iterations traced", minimum=1)},
     ),
-    "gkm": independent_runs(
-        "gkm",
-        "GUPT sample-and-aggregate k-means, docs/methods.md A4 (GkM-3K: block: 3k)",
-        True,
-        lambda c: _gkm_cell(c, "gkm"),
-        {**_GKM_PARAMS, "noise": _NOISE},
-        cost=costs.gkm,
-        canonical=_GKM_CANONICAL,
+    "gkm": _with_fit(
+        independent_runs(
+            "gkm",
+            "GUPT sample-and-aggregate k-means, docs/methods.md A4 (GkM-3K: block: 3k)",
+            True,
+            lambda c: gkm_cell(c, "gkm"),
+            {**_GKM_PARAMS, "noise": _NOISE},
+            cost=costs.gkm,
+            canonical=_GKM_CANONICAL,
+        ),
+        methods.fit_gkm,
+        gkm,
+        extra=_GKM_FIT,
     ),
     "gkm_3k": independent_runs(
         "gkm_3k",
         "GkM with blocks of 3k records, docs/methods.md A4",
         True,
-        lambda c: _gkm_cell(c, "gkm"),
+        lambda c: gkm_cell(c, "gkm"),
         {
             **_GKM_PARAMS,
             "block": Param("3k", str, _GKM_PARAMS["block"].doc),
@@ -515,7 +283,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         "gkm_sag",
         "SAG: GkM's block average without noise (Fig. 3 diagnostic, not private)",
         False,
-        lambda c: _gkm_cell(c, "sag"),
+        lambda c: gkm_cell(c, "sag"),
         _GKM_PARAMS,
         cost=costs.gkm,
     ),
@@ -523,49 +291,59 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         "gkm_noise",
         "Noise: baseline centroids + GkM's noise (Fig. 3 diagnostic, not private)",
         True,
-        lambda c: _gkm_cell(c, "noise"),
+        lambda c: gkm_cell(c, "noise"),
         {"block": _GKM_PARAMS["block"], "noise": _NOISE},
         canonical=_GKM_CANONICAL,
     ),
-    "pgkm": independent_runs(
-        "pgkm",
-        "PrivGene k-means, docs/methods.md A5",
-        True,
-        lambda c: _genetic_cell(c, True),
-        _GENE_PARAMS,
-        cost=costs.gene,
-        preflight=_selection_fits,
+    "pgkm": _with_fit(
+        independent_runs(
+            "pgkm",
+            "PrivGene k-means, docs/methods.md A5",
+            True,
+            lambda c: genetic_cell(c, True),
+            _GENE_PARAMS,
+            cost=costs.gene,
+            preflight=_selection_fits,
+        ),
+        methods.fit_pgkm,
+        genetic_kmeans,
+        extra=None,
     ),
     "gene": independent_runs(
         "gene",
         "non-private genetic k-means (PGkM's twin), NICV per iteration (Fig. 4)",
         False,
-        lambda c: _genetic_cell(c, False),
+        lambda c: genetic_cell(c, False),
         {**_GENE_PARAMS, "iterations": Param(30, int, "iterations r_it", minimum=1)},
         repeat=10,
         cost=costs.gene,
         preflight=_selection_fits,
     ),
-    "hybrid": AlgorithmInfo(
-        "hybrid",
-        "EUGkM(ε/2) then one DPLloyd iteration (ε/2), MSE switch, docs/methods.md A7",
-        private=True,
-        repeat_default=10,
-        repeat_doc="EUGkM synopses (× lloyd_runs each)",
-        run_cell=_hybrid_cell,
-        count_runs=_hybrid_runs,
-        cost=lambda shape: costs.grid(shape, share=0.5),  # an upper bound: EUGkM at ε/2
-        arithmetic=("distances",),
-        preflight=_hybrid_grid_fits,
-        params={
-            "lloyd_runs": Param(10, int, "DPLloyd runs per synopsis", minimum=1),
-            "force": Param(False, bool, "skip the MSE fallback test (always hybrid)"),
-            "theta": Param(10.0, float, "EUGkM θ", minimum=1e-9),
-            "rounding": Param(
-                "round", str, "EUGkM cells per axis rounding", choices=tuple(ROUNDING)
-            ),
-            "max_iter": Param(100, int, "weighted Lloyd iteration cap", minimum=1),
-            "distances": _DISTANCES,
-        },
+    "hybrid": _with_fit(
+        AlgorithmInfo(
+            "hybrid",
+            "EUGkM(ε/2) then one DPLloyd iteration (ε/2), MSE switch, docs/methods.md A7",
+            private=True,
+            repeat_default=10,
+            repeat_doc="EUGkM synopses (× lloyd_runs each)",
+            run_cell=hybrid_cell,
+            count_runs=hybrid_runs,
+            cost=lambda shape: costs.grid(shape, share=0.5),  # an upper bound: EUGkM at ε/2
+            arithmetic=("distances",),
+            preflight=_hybrid_grid_fits,
+            params={
+                "lloyd_runs": Param(10, int, "DPLloyd runs per synopsis", minimum=1),
+                "force": Param(False, bool, "skip the MSE fallback test (always hybrid)"),
+                "theta": Param(10.0, float, "EUGkM θ", minimum=1e-9),
+                "rounding": Param(
+                    "round", str, "EUGkM cells per axis rounding", choices=tuple(ROUNDING)
+                ),
+                "max_iter": Param(100, int, "weighted Lloyd iteration cap", minimum=1),
+                "distances": _DISTANCES,
+            },
+        ),
+        methods.fit_hybrid,
+        hybrid,
+        extra=_GRID_STARTS,
     ),
 }

@@ -10,6 +10,7 @@ callables (runs, cost, canonical parameters) get a :class:`CellShape`, which nee
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ import numpy as np
 
 from ..algorithms.init import initial_sets
 from ..data import Dataset
+from ..kernels import nicv
+from ..privacy import spent
 from ..rng import StreamFactory
 
 #: metrics scored against the data's ground-truth classes: a spec may ask for them only
@@ -123,6 +126,48 @@ def _per_init_set(shape: CellShape) -> int:
     return shape.repeat * shape.n_init
 
 
+#: arguments a central fit sets itself, never ``method_params``: the data, k, ε, starts,
+#: the generator, the box's radii (on which every sensitivity rests), tracing
+OWN_ARGUMENTS = frozenset({"X", "Z", "k", "epsilon", "init", "inits", "rng", "r", "trace"})
+
+
+@dataclass(frozen=True)
+class CentralFit:
+    """How :class:`~dpcluster.DPKMeans` runs an entry by name.
+
+    function  ``function(Z, k, epsilon, rng, r, **params) -> DPResult`` on records Z (N, d)
+              inside the centred public box ∏ [-r_j, r_j] (r: one radius or (d,) radii)
+    params    the ``method_params`` it accepts: name -> :class:`Param`
+    """
+
+    function: Callable
+    params: dict[str, Param]
+
+
+def central_fit(
+    function: Callable, table: Mapping[str, Param], *algorithms: Callable, extra=None
+) -> CentralFit:
+    """A :class:`CentralFit` whose parameters are the keyword parameters (with defaults) of
+    ``function`` and of the ``algorithms`` it passes ``**params`` to, typed by the entry's
+    own ``table`` where it names them, else by their defaults; ``extra`` overrides."""
+    import inspect
+
+    params: dict[str, Param] = {}
+    for fn in (function, *algorithms):
+        for key, p in inspect.signature(fn).parameters.items():
+            if key in OWN_ARGUMENTS or p.default is inspect.Parameter.empty or key in params:
+                continue
+            default = p.default
+            known = table.get(key)
+            params[key] = (
+                dataclasses.replace(known, default=default)
+                if known is not None
+                else Param(default, type(default) if default is not None else str, "", minimum=0)
+            )
+    params.update(extra or {})
+    return CentralFit(function, params)
+
+
 @dataclass(frozen=True)
 class AlgorithmInfo:
     name: str
@@ -149,6 +194,8 @@ class AlgorithmInfo:
     #: ``(parameter, problem)`` when a cell of this shape cannot run (parameters that
     #: contradict each other or the data's shape), checked before any work; None: it can
     preflight: Callable[[CellShape], tuple[str, str] | None] | None = None
+    #: how DPKMeans runs it (``DPKMeans(method=name)``); None: not a central k-means method
+    fit: CentralFit | None = None
 
 
 def independent_runs(
@@ -163,6 +210,7 @@ def independent_runs(
     cost=None,
     canonical=None,
     preflight=None,
+    fit: CentralFit | None = None,
 ) -> AlgorithmInfo:
     """An entry whose protocol is ``repeat`` independent runs (no init sets)."""
     return AlgorithmInfo(
@@ -178,6 +226,48 @@ def independent_runs(
         cost=cost,
         canonical=canonical,
         preflight=preflight,
+        fit=fit,
+    )
+
+
+def fit_runs(ctx: CellContext, fit: CentralFit, columns=()) -> tuple[list[Row], dict]:
+    """``repeat`` independent fits on the cell's records (the papers' cube, r = 1), run
+    ``rep`` from the stream ``("run", rep)``; each row carries the fit's ``info`` values
+    named in ``columns``."""
+    rows, ledger = [], {}
+    for rep in range(ctx.repeat):
+        rng = ctx.streams.child("run", rep)
+        res = fit.function(ctx.dataset.X, ctx.k, ctx.epsilon, rng, 1.0, **ctx.params)
+        ledger = res.ledger.to_dict()
+        rows.append(
+            {
+                "init": 0,
+                "rep": rep,
+                "nicv": float(nicv(ctx.dataset.X, res.centroids)),
+                "iterations": res.iterations,
+                **spent(res.ledger),
+                **{c: res.info[c] for c in columns},
+                "stream": ctx.streams.key("run", rep),
+            }
+        )
+    return rows, ledger
+
+
+def central_method(
+    name: str, summary: str, fit: CentralFit, repeat: int = 10, columns=(), **kwargs
+) -> AlgorithmInfo:
+    """A private central k-means entry declared once: ``repeat`` independent fits per cell
+    (:func:`fit_runs`), its spec parameters the fit's, ``DPKMeans(method=name)`` runs it, and
+    the audit takes it as a generic target. ``columns``: ``info`` values each row carries."""
+    return independent_runs(
+        name,
+        summary,
+        True,
+        lambda ctx: fit_runs(ctx, fit, columns),
+        dict(fit.params),
+        repeat=repeat,
+        fit=fit,
+        **kwargs,
     )
 
 
