@@ -7,6 +7,7 @@ from typing import Any
 
 from ..errors import SpecError, did_you_mean
 from ..experiments import ALGORITHMS
+from ..plotting.kinds import KINDS, LINE_COLUMNS
 from .fields import _check_keys, _mapping
 from .model import PlotSpec
 
@@ -14,37 +15,18 @@ from .model import PlotSpec
 DEFAULT = PlotSpec()
 
 
-PLOT_KINDS = (
-    "nicv_vs_epsilon",
-    "gap_vs_param",
-    "nicv_vs_step",
-    "nicv_vs_block",
-    "time_vs_epsilon",
-    "lines",
-    "scatter",
-    "table",
-    "none",
-)
+#: every plot kind (dpcluster/plotting/kinds.py)
+PLOT_KINDS = tuple(KINDS)
 
 PLOT_KEYS = {"kind", "log_y", "log_x", "x", "title", "xlabel"}
-
-#: plot kind -> (the built-in entries whose rows it draws, what those rows carry); a
-#: plugin may carry them too, so a spec with a plugin is not refused
-PLOT_FEEDS = {
-    "nicv_vs_step": (("lloyd_steps", "gene"), "a row per iteration (step)"),
-    "nicv_vs_block": (("gkm", "gkm_3k", "gkm_sag", "gkm_noise"), "a block size"),
-}
-
-#: run columns a ``lines`` plot can put on its x axis besides the parameters
-LINE_COLUMNS = ("epsilon", "step", "N", "d", "k")
 
 
 def _check_plot_feeds(file: str, kind: str, x, algorithms, datasets) -> None:
     """Refuse a plot kind that none of the spec's algorithms can feed, and a ``lines`` x
     that is neither a parameter nor a run column: the figure would fail after all the work."""
     plugins = any(a.name not in ALGORITHMS for a in algorithms)
-    if kind in PLOT_FEEDS and not plugins:
-        feeders, what = PLOT_FEEDS[kind]
+    feeders, what = KINDS[kind].feeds, KINDS[kind].carries
+    if feeders and not plugins:
         if not any(a.name in feeders for a in algorithms):
             raise SpecError(
                 file,
@@ -53,7 +35,7 @@ def _check_plot_feeds(file: str, kind: str, x, algorithms, datasets) -> None:
                 f"draws {what}, which only {', '.join(feeders)} report; "
                 "none of the spec's algorithms does",
             )
-    if kind == "lines" and not plugins:
+    if KINDS[kind].x == "one" and not plugins:
         known = set(LINE_COLUMNS)
         for a in algorithms:
             known |= set(a.kwargs)
@@ -97,19 +79,20 @@ def parse_plot(file: str, raw: Any, algorithms, datasets) -> PlotSpec:
         )
     x = plot_raw.get("x", [])
     x = [x] if isinstance(x, str) else x
-    if kind == "gap_vs_param" and (not x or any(v not in ("k", "d") for v in x)):
+    needs = KINDS[kind].x
+    if needs == "k_or_d" and (not x or any(v not in ("k", "d") for v in x)):
         raise SpecError(
             file,
             "plot.x",
             plot_raw.get("x"),
-            "gap_vs_param needs x: a list of dataset parameters among 'k', 'd'",
+            f"{kind} needs x: a list of dataset parameters among 'k', 'd'",
         )
-    if kind == "lines" and len(x) != 1:
+    if needs == "one" and len(x) != 1:
         raise SpecError(
             file,
             "plot.x",
             plot_raw.get("x"),
-            "lines needs x: one algorithm "
+            f"{kind} needs x: one algorithm "
             "parameter, dataset parameter or run column (e.g. s, d, epsilon, step)",
         )
     _check_plot_feeds(file, kind, x, algorithms, datasets)

@@ -26,7 +26,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .results import atomic_write_bytes  # noqa: E402
+from ..results import atomic_write_bytes  # noqa: E402
 
 
 def _lloyd_from_points(summary: pd.DataFrame) -> pd.Series:
@@ -338,7 +338,7 @@ def scatter(
     """2-D datasets: one panel per dataset × variant, points coloured by the first run's
     labels (runs saved with ``save_labels``). Points are reloaded from the registry through
     the spec's dataset entries (``datasets``: display key -> DatasetSpec)."""
-    from . import data
+    from .. import data
 
     datasets = datasets or {}
 
@@ -371,7 +371,7 @@ def scatter(
 def table(summary: pd.DataFrame, out: Path, stem: str, metrics: tuple[str, ...]) -> list[Path]:
     """Table III: one row per dataset × variant × ε, ``mean ± std`` of every metric;
     written as ``<stem>.csv`` and ``<stem>.md``."""
-    from .results import atomic_write_text, to_csv
+    from ..results import atomic_write_text, to_csv
 
     present = [m for m in metrics if f"{m}_mean" in summary.columns]
     rows = []
@@ -396,38 +396,44 @@ def table(summary: pd.DataFrame, out: Path, stem: str, metrics: tuple[str, ...])
     return paths
 
 
-KINDS = {
-    "nicv_vs_step": nicv_vs_step,
-    "nicv_vs_block": nicv_vs_block,
-    "time_vs_epsilon": time_vs_epsilon,
-}
+# --- one drawer per kind (dpcluster/plotting/kinds.py), called as draw(spec, summary, out)
 
 
-def render(spec, summary: pd.DataFrame, out: Path) -> list[Path]:
-    """Draw the spec's figure from its summary table into ``out/figure.{png,pdf}``."""
-    kind = spec.plot.kind
-    title = spec.plot.title or spec.name
-    if kind == "nicv_vs_epsilon":
-        return nicv_vs_epsilon(summary, out, "figure", title, spec.plot.log_y)
-    if kind == "gap_vs_param":
-        return gap_vs_param(summary, out, "figure", spec.plot.x, title, spec.plot.log_y)
-    if kind in KINDS:
-        return KINDS[kind](summary, out, "figure", title, spec.plot.log_y)
-    if kind == "lines":
-        return lines(
-            summary,
-            out,
-            "figure",
-            spec.plot.x[0],
-            title,
-            spec.plot.log_y,
-            spec.plot.log_x,
-            spec.plot.xlabel,
-            spec.metrics,
-        )
-    if kind == "scatter":
-        keys = {ds.key: ds for ds in spec.datasets}
-        return scatter(pd.read_csv(out / "runs.csv"), out, "figure", title, keys)
-    if kind == "table":
-        return table(summary, out, "table", spec.metrics)
-    return []
+def _title(spec) -> str:
+    return spec.plot.title or spec.name
+
+
+def draw_nicv_vs_epsilon(spec, summary, out):
+    return nicv_vs_epsilon(summary, out, "figure", _title(spec), spec.plot.log_y)
+
+
+def draw_gap_vs_param(spec, summary, out):
+    return gap_vs_param(summary, out, "figure", spec.plot.x, _title(spec), spec.plot.log_y)
+
+
+def draw_nicv_vs_step(spec, summary, out):
+    return nicv_vs_step(summary, out, "figure", _title(spec), spec.plot.log_y)
+
+
+def draw_nicv_vs_block(spec, summary, out):
+    return nicv_vs_block(summary, out, "figure", _title(spec), spec.plot.log_y)
+
+
+def draw_time_vs_epsilon(spec, summary, out):
+    return time_vs_epsilon(summary, out, "figure", _title(spec), spec.plot.log_y)
+
+
+def draw_lines(spec, summary, out):
+    p = spec.plot
+    return lines(
+        summary, out, "figure", p.x[0], _title(spec), p.log_y, p.log_x, p.xlabel, spec.metrics
+    )
+
+
+def draw_scatter(spec, summary, out):
+    keys = {ds.key: ds for ds in spec.datasets}
+    return scatter(pd.read_csv(out / "runs.csv"), out, "figure", _title(spec), keys)
+
+
+def draw_table(spec, summary, out):
+    return table(summary, out, "table", spec.metrics)
