@@ -8,6 +8,7 @@ import sys
 import click
 
 from ..errors import DpclusterError
+from ..harness.backends import BACKENDS
 from .base import (
     _SET,
     EXIT_FAILED_RUNS,
@@ -48,7 +49,7 @@ from .progress import Progress
 )
 @click.option(
     "--backend",
-    type=click.Choice(["local", "dask"]),
+    type=click.Choice(BACKENDS),
     default="local",
     show_default=True,
     help="where cells run: this machine's process pool, or a Dask cluster (docs/cluster.md)",

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..rng import stream
-from .schema import Dataset, scale
+from .schema import Dataset, normalise, scale
 
 
 def sphere_packing(
@@ -71,8 +71,7 @@ def uniform(N: int, d: int, lo: float, hi: float, k: int, seed: int) -> Dataset:
     is the public domain; ``k`` only matters if something clusters it."""
     rng = stream(seed, "uniform", N, d, lo, hi)
     raw = rng.uniform(lo, hi, size=(N, d))
-    lo_v, hi_v = np.full(d, float(lo)), np.full(d, float(hi))
-    X = np.ascontiguousarray(2.0 * (raw - lo_v) / (hi_v - lo_v) - 1.0)
+    X, lo_v, hi_v = normalise(raw, (float(lo), float(hi)))
     return Dataset(
         f"uniform(N={N},d={d},lo={lo:g},hi={hi:g},seed={seed})",
         X,

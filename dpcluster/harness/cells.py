@@ -23,7 +23,7 @@ import pandas as pd
 from .. import __version__, data, plugins, results
 from ..experiments import ALGORITHMS, CellContext, CellShape, lookup
 from ..experiments.registry import plugin_code
-from ..privacy import LOCAL
+from ..privacy import DATA_BOUNDS_NOTE, LOCAL
 from ..rng import StreamFactory, canonical, identity_hex
 from ..spec import AlgorithmSpec, DatasetSpec, Spec
 
@@ -216,10 +216,7 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
         ledger = {**ledger, "bounds": ds.bounds}
         declared_domain = ledger.get("neighbouring") == LOCAL and ds.domain_lo is not None
         if ds.bounds == "data" and ledger.get("entries") and not declared_domain:
-            ledger["note"] = (
-                "ε assumes public bounds: the data were scaled by their own min "
-                "and max (bounds: data)"
-            )
+            ledger["note"] = DATA_BOUNDS_NOTE
         meta = {
             "identity": cell.identity,
             "ledger": ledger,

@@ -2,6 +2,7 @@
 
 from .ledger import (
     CENTRAL,
+    DATA_BOUNDS_NOTE,
     LOCAL,
     NOT_PRIVATE,
     Ledger,
@@ -15,6 +16,7 @@ from .response import BitVectorResponse, keep_probability, theorem4_delta, tight
 from .transcript import Release, observe, release
 
 __all__ = [
+    "DATA_BOUNDS_NOTE",
     "check_epsilon",
     "not_private",
     "CENTRAL",

@@ -25,6 +25,12 @@ CENTRAL = "add/remove one tuple (unbounded DP)"
 LOCAL = "local: any two values of one attribute"
 
 
+#: the note of a ledger whose records were scaled by their own min and max (bounds: data)
+DATA_BOUNDS_NOTE = (
+    "ε assumes public bounds: the data were scaled by their own min and max (bounds: data)"
+)
+
+
 def check_epsilon(value) -> str | None:
     """What is wrong with ``value`` as a privacy budget ε, or None: every ε a user gives
     (spec, CLI, estimator) and every ε a release books must be a positive finite number."""
@@ -163,9 +169,7 @@ class Ledger:
         if self.bounds:
             out["bounds"] = self.bounds
             if self.bounds == "data":
-                out["note"] = (
-                    "ε assumes public bounds (bounds=data: scaled by the data's own min and max)"
-                )
+                out["note"] = DATA_BOUNDS_NOTE
         return out
 
 
