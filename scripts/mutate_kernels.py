@@ -131,8 +131,10 @@ MUTANTS = [
     (
         "dispatch-ignores-decline",
         "dpcluster/kernels/assign.py",
-        "    if generated and accumulate_unrolled(X, w, Ct, counts, sums):\n        return\n",
-        "    if generated:\n        accumulate_unrolled(X, w, Ct, counts, sums)\n        return\n",
+        "    if generated and accumulate_unrolled(X, w, Ct, counts, sums):\n"
+        "        dispatch.ran_generated(k, d)\n        return\n",
+        "    if generated:\n        accumulate_unrolled(X, w, Ct, counts, sums)\n"
+        "        dispatch.ran_generated(k, d)\n        return\n",
         "a declined batch gets no statistics from the loop kernel",
     ),
     (

@@ -146,7 +146,7 @@ def test_grid_stats_equals_oracle_on_cell_centres(rng, m, d, k, R):
         assert err[r] == pytest.approx(naive.sse(centres, C[r], w), rel=1e-12, abs=1e-12)
 
 
-@pytest.mark.parametrize("k", [1, 2, 4, 5, 7])  # k <= MASKED_MAX_K: masked add; above: scatter
+@pytest.mark.parametrize("k", [1, 2, 4, 5, 7])  # k <= GRID_MASKED_MAX_K: masked add, else scatter
 def test_grid_moments_bit_identical_to_grid_stats(rng, k):
     """The Lloyd pass without the SSE takes either cluster-sum path; both must give exactly
     the counts and sums of the full pass (which the oracle test above pins down)."""
@@ -430,29 +430,29 @@ def test_auto_policy_compiles_a_shape_once_it_pays_or_was_compiled_before(tmp_pa
     """ "auto" keeps a shape on the loop kernel until the loop has spent COMPILE_AFTER_S on
     it, then compiles and marks it; a later process with the mark takes the generated kernel
     at once. The numbers are the same on either path."""
-    from dpcluster.kernels import assign, unrolled
+    from dpcluster.kernels import assign, dispatch
 
     monkeypatch.setenv("DPCLUSTER_KERNEL_CACHE", str(tmp_path / "gen"))
     monkeypatch.setenv("DPCLUSTER_GENERATED", "auto")
-    monkeypatch.setattr(unrolled, "_loop_seconds", {})
-    monkeypatch.setattr(unrolled, "_ran", set())
+    monkeypatch.setattr(dispatch, "_loop_seconds", {})
+    monkeypatch.setattr(dispatch, "_ran", set())
     calls = []
     real = assign.accumulate_unrolled
     monkeypatch.setattr(assign, "accumulate_unrolled", lambda *a: calls.append(real(*a)) or True)
     rng = np.random.default_rng(1)
     X, C = rng.uniform(-1, 1, (40, 1)), rng.uniform(-1, 1, (assign.UNROLLED_MIN_RUNS, 1, 1))
     on_loop = kernels.cluster_stats(X, C)
-    assert calls == [] and unrolled._loop_seconds[(1, 1)] > 0
+    assert calls == [] and dispatch._loop_seconds[(1, 1)] > 0
     assert not list((tmp_path / "gen").glob("*.compiled"))
 
-    monkeypatch.setattr(unrolled, "_loop_seconds", {(1, 1): unrolled.COMPILE_AFTER_S})
+    monkeypatch.setattr(dispatch, "_loop_seconds", {(1, 1): dispatch.COMPILE_AFTER_S})
     generated = kernels.cluster_stats(X, C)
     assert calls == [True] and len(list((tmp_path / "gen").glob("*_k1_d1_*.compiled"))) == 1
     np.testing.assert_array_equal(generated[0], on_loop[0])
     np.testing.assert_array_equal(generated[1], on_loop[1])
 
-    monkeypatch.setattr(unrolled, "_loop_seconds", {})  # a new process, the mark on disk
-    monkeypatch.setattr(unrolled, "_ran", set())
+    monkeypatch.setattr(dispatch, "_loop_seconds", {})  # a new process, the mark on disk
+    monkeypatch.setattr(dispatch, "_ran", set())
     kernels.cluster_stats(X, C)
     assert calls == [True, True]
     monkeypatch.setenv("DPCLUSTER_GENERATED", "never")

@@ -15,26 +15,13 @@ All arrays are float64 and C-contiguous. Kernels are pure: no I/O, no RNG.
 from __future__ import annotations
 
 import functools
-import time
 
 import numpy as np
 from numba import njit, prange
 
-from . import unrolled
+from . import dispatch
+from .config import BATCH_MASKED_MAX_K, LITERAL_DIMS, RUN_CHUNK, SSE_CHUNK, UNROLLED_MIN_RUNS
 from .unrolled import accumulate_unrolled, unroll_points
-
-#: up to this many centroids the per-lane scatter of a point into its cluster's count and
-#: sums is replaced by a masked add over every centroid (vectorised over the lanes, with the
-#: same floating-point results: adding 0·x leaves a sum unchanged); measured 1.4x faster
-#: per pass at k = 3 and 5, 0.66x at k = 15 (docs/performance.md)
-MASKED_MAX_K = 8
-
-#: batches of at least this many runs use the generated kernels of :mod:`.unrolled` (the
-#: same numbers, 1.3-1.9x faster); smaller ones are not worth a first compilation (2-7 s)
-UNROLLED_MIN_RUNS = 256
-
-#: runs handled together by one thread (64 measured fastest of 32/64/128 on the bench shapes).
-RUN_CHUNK = 64
 
 
 @njit(cache=True, inline="always")
@@ -71,7 +58,7 @@ def _accumulate(X, w, Ct, counts, sums, D, F, MASKED):
                SIMD lanes). Counts and sums accumulate the float64 records in double either way.
     IN  MASKED bool literal: add each point to every centroid's count and sums with weight w
                or 0 (vectorised over runs) instead of scattering it to its own centroid per
-               run; bit-identical, faster for small k (``MASKED_MAX_K``).
+               run; bit-identical, faster for small k (``BATCH_MASKED_MAX_K``).
 
     The nearest centroid minimises ``||o^j||² − 2 x·o^j`` (= ``||x − o^j||² − ||x||²``), the
     form scikit-learn's Lloyd also uses; it differs from the direct form only by rounding.
@@ -124,10 +111,6 @@ def _accumulate(X, w, Ct, counts, sums, D, F, MASKED):
                 counts[j, r0 + b] = cnt[j, b]
                 for i in range(D):
                     sums[j, i, r0 + b] = sm[j, i, b]
-
-
-#: dimensions that get a specialised kernel with the coordinate loop unrolled
-LITERAL_DIMS = range(1, 11)
 
 
 def _specialise(D: int):
@@ -187,26 +170,25 @@ def accumulate_batched(
     X, w, Ct, counts, sums, single: bool = False, masked: bool | None = None
 ) -> None:
     """:func:`_accumulate` with the dimension as a literal for d = 1..10 (see there);
-    ``single`` compares distances in float32; ``masked`` (default: k ≤ ``MASKED_MAX_K``)
+    ``single`` compares distances in float32; ``masked`` (default: k ≤ ``BATCH_MASKED_MAX_K``)
     picks the masked accumulation, with the same results.
 
     With the defaults (float64, ``masked=None``), a batch of at least ``UNROLLED_MIN_RUNS``
     runs whose k·d has a generated kernel goes to :mod:`.unrolled`, with the same bits,
-    once that shape pays its compilation back (:func:`.unrolled.wanted`).
+    once that shape pays its compilation back (:func:`.dispatch.wanted`).
     """
     k, d, R = Ct.shape
     eligible = not single and masked is None and R >= UNROLLED_MIN_RUNS and unroll_points(k, d)
-    generated = eligible and unrolled.wanted(k, d)
+    generated = eligible and dispatch.wanted(k, d)
     if generated and accumulate_unrolled(X, w, Ct, counts, sums):
+        dispatch.ran_generated(k, d)
         return
-    masked = k <= MASKED_MAX_K if masked is None else bool(masked)
+    masked = k <= BATCH_MASKED_MAX_K if masked is None else bool(masked)
     kernel = _accumulator(
         d if d in LITERAL_DIMS else 0, np.float32 if single else np.float64, masked
     )
-    start = time.perf_counter()
-    kernel(X, w, Ct, counts, sums)
-    if eligible and not generated:
-        unrolled.spent_in_loop(k, d, time.perf_counter() - start)
+    with dispatch.timed_loop(k, d, counted=bool(eligible and not generated)):
+        kernel(X, w, Ct, counts, sums)
 
 
 def sse_batched(X, w, Ct, out) -> None:
@@ -218,11 +200,6 @@ def sse_batched(X, w, Ct, out) -> None:
 def sse_expanded_batched(X, w, Ct, out) -> None:
     """:func:`_sse_expanded` with the dimension as a literal for d = 1..10 (see there)."""
     _kernels_for(X.shape[1])[1](X, w, Ct, out)
-
-
-#: runs per lane block of the SSE kernel: 40 divides both PGkM's pool (200) and DPLloyd's
-#: 3,000 runs, so no lane is wasted on either (docs/performance.md, docs/decisions.md)
-SSE_CHUNK = 40
 
 
 @njit(parallel=True, cache=True)

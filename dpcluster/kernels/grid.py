@@ -7,6 +7,8 @@ import functools
 import numpy as np
 from numba import njit
 
+from .config import GRID_LANES, GRID_MASKED_MAX_K
+
 
 @njit(cache=True)
 def grid_counts(X, m, r, out):
@@ -144,7 +146,7 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, L, K, F):
                     bj[b] = bjv
                 wc = w[cell]
                 cell += 1
-                if K <= MASKED_MAX_K:
+                if K <= GRID_MASKED_MAX_K:
                     # small k: a masked add over the k clusters, vectorised over lanes, beats
                     # the scalar scatter below (same additions in the same order)
                     wx = wc * xa
@@ -226,15 +228,6 @@ def _close_subtree(s, parent, child, x, n):
         s[t] += v * x
         parent[t] += v
         child[t] = 0.0
-
-
-#: largest k whose cluster sums use the masked add instead of the scalar scatter
-MASKED_MAX_K = 4
-
-#: runs per lane block of the grid kernel (a compile-time literal, so the loops vectorise).
-#: One width only: on noise-dominated grids all 30 runs stay active for 100 iterations, and
-#: a second width would cost another cold compile for no measured gain.
-GRID_LANES = 32
 
 
 @functools.cache

@@ -30,31 +30,15 @@ import numpy as np
 from numba import njit, prange
 
 from . import codegen, unrolled
+from .config import (
+    GENERATED_MAX_KD,
+    GENERATED_MIN_POINTS,
+    POINT_BLOCK,
+    PREFETCH_KEEP,
+    SHUFFLE_ROWS,
+    SLICE,
+)
 from .scan import count_outside
-
-#: points per block (fixed, so the partial sums do not depend on the thread count)
-POINT_BLOCK = 16_384
-
-#: fits on at least this many points use the generated kernel (a first compilation takes
-#: about 5 s at k = d = 10; smaller fits take less than that with the loop kernel)
-GENERATED_MIN_POINTS = 200_000
-
-#: the largest k·d with a generated kernel (compilation time grows with it)
-GENERATED_MAX_KD = 128
-
-#: where the next slice's records are prefetched to (LLVM's locality: 3 all levels, 2 L2;
-#: L2 measured 1.2x faster than L1 per 10^7-record pass, which fills L1 with the slice
-#: being accumulated)
-PREFETCH_KEEP = 2
-
-#: records per shuffle of the generated kernel's transpose (:func:`.intrinsics.rows_to_lanes`;
-#: 8 measured faster than 16 and 4)
-SHUFFLE_ROWS = 8
-
-#: points per transposed slice of the generated kernel: its records (d·4 KB at SLICE = 512)
-#: stay in L1/L2 from the transpose to the accumulation, and the next slice's are
-#: prefetched meanwhile (512 measured faster than 128, 256 and 1,024)
-SLICE = 512
 
 
 @njit(parallel=True, cache=True)

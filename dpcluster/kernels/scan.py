@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from numba import njit, prange
 
-#: rows per block of the parallel scan
-SCAN_BLOCK = 65_536
+from .config import SCAN_BLOCK
 
 
 @njit(parallel=True, cache=True)

@@ -29,14 +29,13 @@ cluster, this kernel keeps the sum as it is: the same value, because a sum that 
 The source is generated and cached by :mod:`.codegen`. A first compilation takes 2-10 s,
 which is why :func:`unroll_points` limits k·d and the dispatcher in :mod:`.assign` uses
 this kernel only for batches of many runs, and only for shapes that pay the compilation
-back (:func:`wanted`). Runs are split across threads by chunk of 64,
+back (:func:`.dispatch.wanted`). Runs are split across threads by chunk of 64,
 so results do not depend on the thread count.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -44,19 +43,12 @@ import numpy as np
 from numba import njit
 
 from . import codegen
-
-#: lanes (runs) per chunk; equal to :data:`.assign.RUN_CHUNK` (the tables are shared)
-LANES = 64
-
-#: the largest k·d with a generated kernel (compile time grows with k·d·U)
-MAX_KD = 64
+from .config import RUN_CHUNK as LANES
+from .config import UNROLLED_MAX_KD as MAX_KD
+from .config import UNROLLED_MAX_SCALE as MAX_SCALE
 
 #: float32 unit roundoff 2⁻²⁴
 _U32 = float(np.finfo(np.float32).eps) / 2
-
-#: the largest :func:`tolerance` scale A for which float32 neither overflows nor loses the
-#: certificate to a tolerance above typical gaps; beyond it the loop kernel is used
-MAX_SCALE = 1e30
 
 
 def unroll_points(k: int, d: int) -> int:
@@ -242,46 +234,6 @@ def _named_source(k: int, d: int, U: int) -> tuple[str, str]:
     return source(k, d, U), f"dpcluster_lloyd_k{k}_d{d}_u{U}"
 
 
-#: with the policy "auto", a shape's generated kernel is compiled once the loop kernel has
-#: spent this many seconds on that shape in this process: about one cold compilation
-#: (5-9 s measured), so a shape that a run meets once (each of Figure 2's 81) stays on the
-#: loop kernel, and one it meets often pays the compilation back (docs/decisions.md)
-COMPILE_AFTER_S = 8.0
-
-#: loop-kernel seconds spent per (k, d) in this process, for the policy "auto"
-_loop_seconds: dict[tuple[int, int], float] = {}
-
-#: shapes whose generated kernel has run in this process
-_ran: set[tuple[int, int]] = set()
-
-
-def policy() -> str:
-    """``$DPCLUSTER_GENERATED``: "auto" (default), "always" or "never"."""
-    value = os.environ.get("DPCLUSTER_GENERATED", "auto")
-    if value not in ("auto", "always", "never"):
-        raise ValueError(f"DPCLUSTER_GENERATED={value!r}: use auto, always or never")
-    return value
-
-
-def wanted(k: int, d: int) -> bool:
-    """Whether a batch of shape (k, d) should take the generated kernel. The numbers are
-    the same either way; only the time differs. "auto": yes once this process has run it,
-    or this machine compiled it before (its mark in the kernel cache, so numba's cache
-    loads it in well under a second), or the loop kernel has spent :data:`COMPILE_AFTER_S`
-    on the shape here."""
-    mode = policy()
-    if mode != "auto":
-        return mode == "always"
-    if (k, d) in _ran or _loop_seconds.get((k, d), 0.0) >= COMPILE_AFTER_S:
-        return True
-    return codegen.compiled_before(*_named_source(k, d, unroll_points(k, d)))
-
-
-def spent_in_loop(k: int, d: int, seconds: float) -> None:
-    """Count loop-kernel time on a shape that has a generated kernel (see :func:`wanted`)."""
-    _loop_seconds[(k, d)] = _loop_seconds.get((k, d), 0.0) + seconds
-
-
 def accumulate_unrolled(X, w, Ct, counts, sums) -> bool:
     """:func:`~dpcluster.kernels.assign._accumulate` (float64 comparisons; same arguments
     and bits) through the generated kernel for Ct's (k, d); chunks of 64 runs are split
@@ -310,7 +262,14 @@ def accumulate_unrolled(X, w, Ct, counts, sums) -> bool:
     else:
         with ThreadPoolExecutor(threads) as pool:
             list(pool.map(part, range(threads)))
-    if (k, d) not in _ran:
-        _ran.add((k, d))
-        codegen.mark_compiled(*_named_source(k, d, U))
     return True
+
+
+def mark_compiled(k: int, d: int) -> None:
+    """Leave the mark in the kernel cache that (k, d)'s generated kernel compiled here."""
+    codegen.mark_compiled(*_named_source(k, d, unroll_points(k, d)))
+
+
+def compiled_before(k: int, d: int) -> bool:
+    """Whether this machine compiled (k, d)'s generated kernel before (its mark)."""
+    return codegen.compiled_before(*_named_source(k, d, unroll_points(k, d)))
