@@ -75,7 +75,7 @@ def _damaged_rerun(tmp_path, damage, capsys):
     damage(csv_path, json_path)
     capsys.readouterr()
     rep = harness.run_spec(sp, out)
-    return rep, out, capsys.readouterr().err, csv_path
+    return rep, out, "".join(f"warning: {w}\n" for w in rep.warnings), csv_path
 
 
 @pytest.mark.parametrize("how", [*sorted(DAMAGE), "json without csv", "csv without json"])

@@ -124,6 +124,7 @@ def run(
                 progress=progress,
                 backend=backend,
                 scheduler=scheduler,
+                on_warning=lambda message: click.echo(f"warning: {message}", err=True),
             )
         finally:
             signal.signal(signal.SIGTERM, previous)

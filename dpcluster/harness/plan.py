@@ -4,7 +4,7 @@ which cells are finished, borrowable from a sibling folder, or still to run."""
 from __future__ import annotations
 
 import functools
-import sys
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -108,13 +108,15 @@ class _Plan:
     failures: list[Failure] = field(default_factory=list)
     #: cell id -> the sibling folder it was copied from
     borrowed: dict[str, str] = field(default_factory=dict)
+    #: what planning found legal but worth saying (the caller shows them)
+    warnings: list[str] = field(default_factory=list)
 
 
-def _warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr)
+#: ``warn(message)``: how planning reports a warning (the harness never prints)
+WarnFn = Callable[[str], None]
 
 
-def _check_owner(spec: Spec, out: Path, force: bool) -> None:
+def _check_owner(spec: Spec, out: Path, force: bool, warn: WarnFn) -> None:
     """A folder written by another spec file (another hash under the same name) is not
     overwritten without ``force``; the same file, edited, resumes with a warning."""
     old = _previous(out / "meta.json")
@@ -127,7 +129,7 @@ def _check_owner(spec: Spec, out: Path, force: bool) -> None:
             f" not by {spec.path} (hash {spec.hash[:12]}); give this spec another name or "
             "--out, or pass --force to replace those results"
         )
-    _warn(
+    warn(
         f"{spec.path} changed since {out} was written; finished cells that still belong "
         "to it are reused"
     )
@@ -149,7 +151,7 @@ def _check_out(spec: Spec, out: Path) -> None:
             )
 
 
-def _changed_inputs(plan: _Plan) -> None:
+def _changed_inputs(plan: _Plan, warn: WarnFn) -> None:
     """Say which of the spec's input files changed since the folder was last written, and
     how many cells are recomputed because of each (one line per file)."""
     before = _previous(plan.out / "meta.json").get("inputs", {})
@@ -158,20 +160,29 @@ def _changed_inputs(plan: _Plan) -> None:
     for rel, digest in spec_inputs(plan.spec).items():
         if before.get(rel) not in (None, digest):
             n = sum(rel in c.inputs for c in plan.todo)
-            _warn(
-                f"{rel} changed since {plan.out} was written: {n} cell(s) that read it recomputed"
-            )
+            warn(f"{rel} changed since {plan.out} was written: {n} cell(s) that read it recomputed")
 
 
-def _plan(spec: Spec, out: Path | str | None, force: bool, locks: ExitStack) -> _Plan:
+def _plan(
+    spec: Spec, out: Path | str | None, force: bool, locks: ExitStack, on_warning=None
+) -> _Plan:
+    """Claim ``out`` (locked until ``locks`` closes) and find the cells left to run; each
+    warning goes to the plan's ``warnings`` and to ``on_warning`` when given."""
+    said: list[str] = []
+
+    def warn(message: str) -> None:
+        said.append(message)
+        if on_warning is not None:
+            on_warning(message)
+
     out = Path(out) if out is not None else spec.default_out
     _check_out(spec, out)
     results.check_writable(out)
     locks.enter_context(results.FolderLock(out))
-    _check_owner(spec, out, force)
+    _check_owner(spec, out, force, warn)
     started = datetime.now(UTC).isoformat(timespec="seconds")
     cells = expand(spec)
-    todo = [c for c in cells if force or not results.cell_done(out, c.id, _warn)]
+    todo = [c for c in cells if force or not results.cell_done(out, c.id, warn)]
     borrowed = {}
     if not force:  # the same cell finished for another spec is reused byte for byte
         for c in list(todo):
@@ -179,6 +190,6 @@ def _plan(spec: Spec, out: Path | str | None, force: bool, locks: ExitStack) -> 
             if source is not None:
                 borrowed[c.id] = source.name
                 todo.remove(c)
-    plan = _Plan(spec, out, started, cells, todo, borrowed=borrowed)
-    _changed_inputs(plan)
+    plan = _Plan(spec, out, started, cells, todo, borrowed=borrowed, warnings=said)
+    _changed_inputs(plan, warn)
     return plan

@@ -10,7 +10,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -36,6 +36,8 @@ class RunReport:
     summary: pd.DataFrame
     #: metric values that are inf or NaN (summary.csv's n_nonfinite); the run exits 1
     nonfinite: int = 0
+    #: what planning warned about (an edited spec or input, a damaged cell recomputed)
+    warnings: list[str] = field(default_factory=list)
 
 
 def _versions() -> dict:
@@ -66,6 +68,7 @@ def run_specs(
     progress: ProgressFn | None = None,
     backend: str = "local",
     scheduler: str | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> list[RunReport]:
     """Run every unfinished cell of several specs in one worker pool, then write each
     spec's tables under its ``out`` (default ``results/<name>``).
@@ -88,7 +91,7 @@ def run_specs(
                 "give them different names"
             )
     with ExitStack() as locks:  # every folder is locked until its tables are written
-        plans = [_plan(spec, out, force, locks) for spec, out in specs]
+        plans = [_plan(spec, out, force, locks, on_warning) for spec, out in specs]
         return _run_plans(plans, jobs, force, progress, backend, scheduler)
 
 
@@ -139,9 +142,10 @@ def run_spec(
     progress: ProgressFn | None = None,
     backend: str = "local",
     scheduler: str | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> RunReport:
     """Run every unfinished cell of ``spec`` and write the result tables under ``out``."""
-    return run_specs([(spec, out)], jobs, force, progress, backend, scheduler)[0]
+    return run_specs([(spec, out)], jobs, force, progress, backend, scheduler, on_warning)[0]
 
 
 def _finish(plan: _Plan, jobs: int) -> RunReport:
@@ -215,4 +219,6 @@ def _finish(plan: _Plan, jobs: int) -> RunReport:
         }
     ]
     results.atomic_write_text(out / "meta.json", json.dumps(meta, indent=1, default=str))
-    return RunReport(out, len(cells), computed, resumed, plan.failures, runs, summary, nonfinite)
+    return RunReport(
+        out, len(cells), computed, resumed, plan.failures, runs, summary, nonfinite, plan.warnings
+    )
