@@ -104,7 +104,17 @@ def test_paper_b_rows_book_m_max_times_epsilon(tmp_path):
     assert not outcome.error
     ds = data.load(cell.dataset.name, **cell.dataset.kwargs)
     init_streams = StreamFactory(cell.seed, (cell.dataset.key, "k", ds.k))
-    ctx = CellContext(ds, ds.k, 1.0, cell.algorithm.kwargs, 2, 30, "uniform", None, init_streams)
+    ctx = CellContext(
+        dataset=ds,
+        k=ds.k,
+        epsilon=1.0,
+        params=cell.algorithm.kwargs,
+        repeat=2,
+        n_init=30,
+        init_method="uniform",
+        streams=None,
+        init_streams=init_streams,
+    )
     for _, row in outcome.rows.iterrows():
         codec = experiments._codec(ctx, int(row["rep"]), 16, 3.0)
         want = sum(brute_m_max(c, 20_001) * 1.0 for c in codec.attributes)

@@ -84,7 +84,7 @@ RANGES = {
 def _algorithm(name: str, params: dict, repeat: int) -> AlgorithmSpec:
     """The entry with its defaults filled in, as the spec parser gives it to the harness."""
     full = {key: p.default for key, p in ALGORITHMS[name].params.items()} | params
-    return AlgorithmSpec(name, tuple(sorted(full.items())), repeat)
+    return AlgorithmSpec(name=name, params=tuple(sorted(full.items())), repeat=repeat)
 
 
 def test_every_registry_entry_has_a_tiny_case():
@@ -96,7 +96,14 @@ def test_entry_runs_with_declared_rows_columns_and_ranges(name):
     ds, params, repeat = TINY[name]
     info = ALGORITHMS[name]
     eps = 2.0 if info.private else math.inf
-    cell = harness.Cell(ds, _algorithm(name, params, repeat), eps, 3, 2, "uniform")
+    cell = harness.Cell(
+        dataset=ds,
+        algorithm=_algorithm(name, params, repeat),
+        epsilon=eps,
+        seed=3,
+        n_init=2,
+        init_method="uniform",
+    )
     outcome = harness.run_cell(cell)
     assert outcome.error == ""
     rows = outcome.rows
@@ -158,7 +165,12 @@ def test_figure_redrawn_from_the_committed_summary(path, tmp_path):
 def test_scatter_plot_from_saved_labels(tmp_path):
     sp = spec.load(ROOT / "configs" / "smoke-b-fig7.yaml")
     cell = harness.Cell(
-        BLOBS, _algorithm("dp_kcluster", {"s": 64, "save_labels": True}, 1), 2.0, 3, 1, "uniform"
+        dataset=BLOBS,
+        algorithm=_algorithm("dp_kcluster", {"s": 64, "save_labels": True}, 1),
+        epsilon=2.0,
+        seed=3,
+        n_init=1,
+        init_method="uniform",
     )
     outcome = harness.run_cell(cell)
     labels = outcome.rows["labels"]

@@ -323,12 +323,14 @@ def test_vertical_per_record_budget_splits_epsilon(method, budget, monkeypatch):
     monkeypatch.setattr(BVCodec, "encode", spy)
     params = {"budget": budget.split()[0], "method": method, "pairs": 40, "s": 1500, "t": 12.5}
     cell = harness.Cell(
-        DatasetSpec("uniform", (("N", 2), ("d", 4), ("lo", 0), ("hi", 25))),
-        AlgorithmSpec("vertical_error", tuple(sorted(params.items())), 1),
-        2.0,
-        7,
-        1,
-        "uniform",
+        dataset=DatasetSpec("uniform", (("N", 2), ("d", 4), ("lo", 0), ("hi", 25))),
+        algorithm=AlgorithmSpec(
+            name="vertical_error", params=tuple(sorted(params.items())), repeat=1
+        ),
+        epsilon=2.0,
+        seed=7,
+        n_init=1,
+        init_method="uniform",
     )
     outcome, seen = _releases(lambda: harness.run_cell(cell))
     assert not outcome.error

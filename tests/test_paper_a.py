@@ -281,22 +281,22 @@ def test_every_private_paper_a_run_spends_at_most_epsilon(name, d):
 
     rng = np.random.default_rng(d)
     X = rng.uniform(-1, 1, (240, d))
-    ds = Dataset("t", X, 3, "t", -np.ones(d), np.ones(d))
+    ds = Dataset(name="t", X=X, k=3, label="t", lo=-np.ones(d), hi=np.ones(d))
     info = ALGORITHMS[name]
     params = {p: v.default for p, v in info.params.items()}
     params.update({"pool": 20} if name == "pgkm" else {})
     params.update({"lloyd_runs": 2, "force": True} if name == "hybrid" else {})
     for eps in (0.1, 1.0):
         ctx = CellContext(
-            ds,
-            3,
-            eps,
-            params,
-            2,
-            3,
-            "uniform",
-            StreamFactory(1, (name, d)),
-            StreamFactory(1, ("init", d)),
+            dataset=ds,
+            k=3,
+            epsilon=eps,
+            params=params,
+            repeat=2,
+            n_init=3,
+            init_method="uniform",
+            streams=StreamFactory(1, (name, d)),
+            init_streams=StreamFactory(1, ("init", d)),
         )
         rows, ledger = info.run_cell(ctx)
         assert rows and all(r["epsilon_provable"] <= eps * (1 + ROUNDING) for r in rows)

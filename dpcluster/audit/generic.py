@@ -39,22 +39,30 @@ def entry_target(name: str, info, params: dict | None = None, trials: int = 2_00
 
     def run(X, epsilon, rng, n, trial=None):
         d = X.shape[1]
-        ds = Dataset("audit", X, K_CENTRAL, "audit pair", -np.ones(d), np.ones(d), bounds="public")
+        ds = Dataset(
+            name="audit",
+            X=X,
+            k=K_CENTRAL,
+            label="audit pair",
+            lo=-np.ones(d),
+            hi=np.ones(d),
+            bounds="public",
+        )
         out, ledger = [], None
         for i, g in enumerate(rng.spawn(n)):
             if trial is not None:
                 trial.current = i
             streams = StreamFactory(int(g.integers(2**63 - 1)), ("audit", name))
             ctx = CellContext(
-                ds,
-                K_CENTRAL,
-                float(epsilon),
-                values,
-                1,
-                4,
-                "uniform",
-                streams,
-                StreamFactory(0, ("audit-public",)),
+                dataset=ds,
+                k=K_CENTRAL,
+                epsilon=float(epsilon),
+                params=values,
+                repeat=1,
+                n_init=4,
+                init_method="uniform",
+                streams=streams,
+                init_streams=StreamFactory(0, ("audit-public",)),
             )
             try:
                 rows, ledger = info.run_cell(ctx)
@@ -71,13 +79,13 @@ def entry_target(name: str, info, params: dict | None = None, trials: int = 2_00
 
     central = {"N": N_CENTRAL, "d": D_CENTRAL, "k": K_CENTRAL, "neighbour": "D + corner"}
     return Target(
-        name,
-        (name,),
-        "central",
-        {**central, **values},
-        trials,
-        run,
-        central_pair,
+        name=name,
+        covers=(name,),
+        kind="central",
+        params={**central, **values},
+        trials=trials,
+        run=run,
+        pair=central_pair,
         per_trial=True,
         note="generic target",
     )

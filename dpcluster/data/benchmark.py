@@ -126,15 +126,15 @@ def load_dataset(
     s = _read(data, labels, data_sha256, labels_sha256, set)
     X, lo, hi, clipped = scale(np.array(s.X), bounds, None, data)
     return Dataset(
-        "benchmark",
-        X,
-        int(k) if k is not None else s.k,
-        set,
-        lo,
-        hi,
-        False,
-        data,
-        np.array(s.labels),
+        name="benchmark",
+        X=X,
+        k=int(k) if k is not None else s.k,
+        label=set,
+        lo=lo,
+        hi=hi,
+        standin=False,
+        source=data,
+        classes=np.array(s.labels),
         bounds=bounds,
         clipped=clipped,
     )

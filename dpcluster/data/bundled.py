@@ -187,16 +187,17 @@ def _bundled(name: str, bounds: str) -> Dataset:
         else (None, None)
     )
     return Dataset(
-        name,
-        X,
-        src.k,
-        src.label,
-        lo,
-        hi,
-        src.standin,
-        f"datasets/{src.file}",
-        classes,
-        *enc,
+        name=name,
+        X=X,
+        k=src.k,
+        label=src.label,
+        lo=lo,
+        hi=hi,
+        standin=src.standin,
+        source=f"datasets/{src.file}",
+        classes=classes,
+        domain_lo=enc[0],
+        domain_hi=enc[1],
         bounds=bounds,
         clipped=clipped,
     )
@@ -208,7 +209,18 @@ def _user_file(name: str, path: str, sha256: str, bounds: str) -> Dataset:
     X, lo, hi, clipped = scale(
         load_user_file(name, path, sha256), bounds, USER_DOMAIN.get(name), name
     )
-    return Dataset(name, X, k, label, lo, hi, False, str(path), bounds=bounds, clipped=clipped)
+    return Dataset(
+        name=name,
+        X=X,
+        k=k,
+        label=label,
+        lo=lo,
+        hi=hi,
+        standin=False,
+        source=str(path),
+        bounds=bounds,
+        clipped=clipped,
+    )
 
 
 def _with_k(ds: Dataset, k) -> Dataset:

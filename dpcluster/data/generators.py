@@ -56,12 +56,12 @@ def synthetic(N: int, k: int, d: int, seed: int) -> Dataset:
     X = np.ascontiguousarray(np.clip(X, -1.0, 1.0))
     ones = np.ones(d)
     return Dataset(
-        f"synthetic(N={N},k={k},d={d},seed={seed})",
-        X,
-        k,
-        f"Synthetic k={k} d={d}",
-        -ones,
-        ones,
+        name=f"synthetic(N={N},k={k},d={d},seed={seed})",
+        X=X,
+        k=k,
+        label=f"Synthetic k={k} d={d}",
+        lo=-ones,
+        hi=ones,
         source="generator, docs/methods.md A0",
     )
 
@@ -73,12 +73,12 @@ def uniform(N: int, d: int, lo: float, hi: float, k: int, seed: int) -> Dataset:
     raw = rng.uniform(lo, hi, size=(N, d))
     X, lo_v, hi_v = normalise(raw, (float(lo), float(hi)))
     return Dataset(
-        f"uniform(N={N},d={d},lo={lo:g},hi={hi:g},seed={seed})",
-        X,
-        k,
-        f"Uniform [{lo:g}, {hi:g}]^{d}",
-        lo_v,
-        hi_v,
+        name=f"uniform(N={N},d={d},lo={lo:g},hi={hi:g},seed={seed})",
+        X=X,
+        k=k,
+        label=f"Uniform [{lo:g}, {hi:g}]^{d}",
+        lo=lo_v,
+        hi=hi_v,
         source="generator",
     )
 
@@ -102,12 +102,12 @@ def _sklearn_2d(
         domain = ((-1.0 - 4 * spread, -0.5 - 4 * spread), (2.0 + 4 * spread, 1.0 + 4 * spread))
     X, lo, hi, clipped = scale(raw, bounds, domain, kind)
     return Dataset(
-        f"{kind}(N={N},k={k},spread={spread:g},seed={seed})",
-        X,
-        k,
-        f"{kind.capitalize()} (scikit-learn, N={N})",
-        lo,
-        hi,
+        name=f"{kind}(N={N},k={k},spread={spread:g},seed={seed})",
+        X=X,
+        k=k,
+        label=f"{kind.capitalize()} (scikit-learn, N={N})",
+        lo=lo,
+        hi=hi,
         source="generator",
         classes=y.astype(np.int64),
         bounds=bounds,

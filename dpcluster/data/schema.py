@@ -31,7 +31,7 @@ class DataBoundsWarning(UserWarning):
     """Scaling bounds were computed from the data, so no ε that follows is private."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Dataset:
     """A normalised dataset.
 

@@ -132,15 +132,15 @@ def load_csv(
     X, lo, hi, clipped = scale(raw, bounds, box, str(path))
     stem = Path(path).name.split(".")[0]
     return Dataset(
-        "csv",
-        X,
-        int(k),
-        label or stem,
-        lo,
-        hi,
-        False,
-        str(path),
-        y,
+        name="csv",
+        X=X,
+        k=int(k),
+        label=label or stem,
+        lo=lo,
+        hi=hi,
+        standin=False,
+        source=str(path),
+        classes=y,
         bounds=bounds,
         clipped=clipped,
     )

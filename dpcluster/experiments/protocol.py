@@ -85,7 +85,7 @@ class Param:
         return value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CellShape:
     """A cell as its planning sees it: the dataset's shape, ε (inf: non-private), the
     algorithm's parameters, runs per init set (``repeat``) and the number of init sets."""
@@ -99,7 +99,7 @@ class CellShape:
     n_init: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CellContext:
     """Everything a cell runner needs. ``init_sets(method)`` gives the shared (S, k, d) sets."""
 

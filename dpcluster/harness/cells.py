@@ -44,7 +44,7 @@ RUN_COLUMNS = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Cell:
     dataset: DatasetSpec
     algorithm: AlgorithmSpec
@@ -110,13 +110,13 @@ class Cell:
         from the loader's cache)."""
         ds = data.load(self.dataset.name, **self.dataset.kwargs)
         return CellShape(
-            ds.N,
-            ds.d,
-            ds.k,
-            self.epsilon,
-            self.algorithm.kwargs,
-            self.algorithm.repeat,
-            self.n_init,
+            N=ds.N,
+            d=ds.d,
+            k=ds.k,
+            epsilon=self.epsilon,
+            params=self.algorithm.kwargs,
+            repeat=self.algorithm.repeat,
+            n_init=self.n_init,
         )
 
     @property
@@ -135,7 +135,15 @@ def expand(spec: Spec) -> list[Cell]:
         for alg in spec.algorithms:
             eps_grid = spec.epsilon if lookup(alg.name, alg.source).private else (math.inf,)
             cells += [
-                Cell(ds, alg, eps, spec.seed, spec.init.sets, spec.init.method) for eps in eps_grid
+                Cell(
+                    dataset=ds,
+                    algorithm=alg,
+                    epsilon=eps,
+                    seed=spec.seed,
+                    n_init=spec.init.sets,
+                    init_method=spec.init.method,
+                )
+                for eps in eps_grid
             ]
     return cells
 
@@ -174,15 +182,15 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
         streams = StreamFactory(cell.seed, cell.stream_prefix)
         init_streams = StreamFactory(cell.seed, (cell.dataset.identity_key, "k", ds.k))
         ctx = CellContext(
-            ds,
-            ds.k,
-            cell.epsilon,
-            cell.algorithm.kwargs,
-            cell.algorithm.repeat,
-            cell.n_init,
-            cell.init_method,
-            streams,
-            init_streams,
+            dataset=ds,
+            k=ds.k,
+            epsilon=cell.epsilon,
+            params=cell.algorithm.kwargs,
+            repeat=cell.algorithm.repeat,
+            n_init=cell.n_init,
+            init_method=cell.init_method,
+            streams=streams,
+            init_streams=init_streams,
         )
         start = time.perf_counter()
         rows, ledger = info.run_cell(ctx)

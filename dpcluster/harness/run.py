@@ -25,7 +25,7 @@ from .folders import _history, _previous, _relative, _tables, spec_inputs
 from .plan import Failure, _data_warnings, _Plan, _plan, cell_cost
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunReport:
     out: Path
     cells_total: int
@@ -220,5 +220,13 @@ def _finish(plan: _Plan, jobs: int) -> RunReport:
     ]
     results.atomic_write_text(out / "meta.json", json.dumps(meta, indent=1, default=str))
     return RunReport(
-        out, len(cells), computed, resumed, plan.failures, runs, summary, nonfinite, plan.warnings
+        out=out,
+        cells_total=len(cells),
+        cells_computed=computed,
+        cells_resumed=resumed,
+        failures=plan.failures,
+        runs=runs,
+        summary=summary,
+        nonfinite=nonfinite,
+        warnings=plan.warnings,
     )

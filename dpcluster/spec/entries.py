@@ -48,7 +48,12 @@ def _algorithms(file: str, raw: Any) -> tuple[AlgorithmSpec, ...]:
         for combo in _expand(file, f"{where}.params", params, info.params):
             full = {p: combo.get(p, spec.default) for p, spec in info.params.items()}
             alg = AlgorithmSpec(
-                name, tuple(sorted(full.items())), repeat, tuple(sorted(combo)), source, code
+                name=name,
+                params=tuple(sorted(full.items())),
+                repeat=repeat,
+                defaults_overridden=tuple(sorted(combo)),
+                source=source,
+                code=code,
             )
             if any(a.name == name and a.params == alg.params for a in out):
                 raise SpecError(

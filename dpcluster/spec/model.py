@@ -86,7 +86,7 @@ class DatasetSpec:
         return self._key({k: v for k, v in self.params if k not in paths})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AlgorithmSpec:
     name: str
     params: tuple[tuple[str, Any], ...]
@@ -116,7 +116,7 @@ class InitSpec:
     method: str = "uniform"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlotSpec:
     kind: str = "nicv_vs_epsilon"
     log_y: bool = True
@@ -126,7 +126,7 @@ class PlotSpec:
     xlabel: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Spec:
     name: str
     seed: int

@@ -85,17 +85,17 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
     if not isinstance(description, str):
         raise SpecError(file, "description", description, "must be a string")
     return Spec(
-        name,
-        seed,
-        description,
-        datasets,
-        algorithms,
-        epsilon,
-        init,
-        tuple(metrics),
-        plot,
-        file,
-        raw,
+        name=name,
+        seed=seed,
+        description=description,
+        datasets=datasets,
+        algorithms=algorithms,
+        epsilon=epsilon,
+        init=init,
+        metrics=tuple(metrics),
+        plot=plot,
+        path=file,
+        raw=raw,
     )
 
 

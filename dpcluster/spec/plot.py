@@ -109,11 +109,11 @@ def parse_plot(file: str, raw: Any, algorithms, datasets) -> PlotSpec:
         if problem := _undrawable(text):
             raise SpecError(file, f"plot.{key}", text, problem, "write \\$ for a dollar sign")
     plot = PlotSpec(
-        kind,
-        log_y,
-        tuple(x),
-        str(plot_raw.get("title", DEFAULT.title)),
-        log_x,
-        str(plot_raw.get("xlabel", DEFAULT.xlabel)),
+        kind=kind,
+        log_y=log_y,
+        x=tuple(x),
+        title=str(plot_raw.get("title", DEFAULT.title)),
+        log_x=log_x,
+        xlabel=str(plot_raw.get("xlabel", DEFAULT.xlabel)),
     )
     return plot
