@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from ..audit.run import DEFAULT_EPSILONS, DEFAULT_SEED
 from ..errors import DpclusterError
 from .base import _fail_on, _float_list, _jobs_option, _load_spec, main
 
@@ -23,7 +24,9 @@ from .base import _fail_on, _float_list, _jobs_option, _load_spec, main
     "--epsilon",
     "epsilons",
     default=None,
-    help="comma-separated ε values [default: 0.5,1,2, or the SPEC's grid]",
+    help="comma-separated ε values [default: "
+    + ",".join(f"{e:g}" for e in DEFAULT_EPSILONS)
+    + ", or the SPEC's grid]",
 )
 @click.option(
     "--trials",
@@ -41,7 +44,7 @@ from .base import _fail_on, _float_list, _jobs_option, _load_spec, main
 @_jobs_option("the bounds")
 @click.option(
     "--seed",
-    default=20261201,
+    default=DEFAULT_SEED,
     show_default=True,
     type=click.IntRange(0, None),
     help="root seed; each (target, ε, side) draws its own stream from it",
@@ -66,7 +69,6 @@ def audit(
 
     from .. import audit as audit_mod
     from ..audit.choose import blame_lines, choose_targets, verdict_lines
-    from ..audit.run import DEFAULT_EPSILONS
 
     names = [n.strip() for n in algorithms.split(",") if n.strip()] if algorithms else None
     eps = _float_list(epsilons) if epsilons else None
