@@ -280,10 +280,12 @@ def lines(
     log_x: bool = False,
     xlabel: str = "",
     metrics: tuple[str, ...] = (),
+    family_of: dict[str, str] | None = None,
 ) -> list[Path]:
     """Metric means vs ``x``: one line per algorithm + the parameters that vary (and per ε
-    when several). Panels: one per dataset family; with a single family and several
-    ``metrics``, one per metric instead (95% CI band on the primary metric)."""
+    when several). Panels: one per dataset family (``family_of``: dataset key -> the source
+    name its spec entry gives); with a single family and several ``metrics``, one per metric
+    instead (95% CI band on the primary metric)."""
     s = summary.copy()
     s["_x"] = _x_values(s, x)
     s["_series"] = _series_labels(s, x)
@@ -293,7 +295,7 @@ def lines(
     s["_panel"] = (
         s["dataset_label"]
         if x not in ("d", "k", "N")
-        else s["dataset"].str.replace(r"\(.*", "", regex=True)
+        else s["dataset"].map(family_of or {}).fillna(s["dataset"])
     )
     primary = s["metric"].iloc[0] if "metric" in s else "value"
     families = list(dict.fromkeys(s["_panel"]))
@@ -425,8 +427,18 @@ def draw_time_vs_epsilon(spec, summary, out):
 
 def draw_lines(spec, summary, out):
     p = spec.plot
+    family_of = {ds.key: ds.name for ds in spec.datasets}
     return lines(
-        summary, out, "figure", p.x[0], _title(spec), p.log_y, p.log_x, p.xlabel, spec.metrics
+        summary,
+        out,
+        "figure",
+        p.x[0],
+        _title(spec),
+        p.log_y,
+        p.log_x,
+        p.xlabel,
+        spec.metrics,
+        family_of,
     )
 
 
