@@ -68,7 +68,26 @@ def test_report_marks_specs_that_did_not_run(tmp_path):
     text = report.write_report(tmp_path).read_text()
     claim = "Lloyd improves faster than Gene in the first iterations (step 3)"
     assert f"| fig4 | {claim} | holds |" in text
-    assert "| fig1 | EUGkM beats DPLloyd at ε ≤ 0.1 on S1 | — | not run" in text
+    assert "EUGkM beats DPLloyd at ε ≤ 0.1 on S1" not in text  # collapsed into one line
+    n = len(report.CLAIMS)
+    assert f"Not run: {n - 1} of {n} claims" in text and "fig1" in text
+    assert text.index("## Your runs") < text.index("## The papers' claims")
+
+
+def test_a_claim_is_decided_by_the_reduced_run_that_holds_its_data(tmp_path):
+    """After ``fig1-s1`` only, the S1 claim of Figure 1 is checked from fig1-s1's table."""
+    (tmp_path / "fig1-s1").mkdir()
+    _summary(
+        [
+            {"dataset": "s1", "algorithm": a, "epsilon": e, "mean": m}
+            for e in (0.05, 0.1)
+            for a, m in (("eugkm", 0.03), ("dplloyd", 0.1))
+        ]
+    ).to_csv(tmp_path / "fig1-s1" / "summary.csv", index=False)
+    text = report.write_report(tmp_path).read_text()
+    assert "| fig1 | EUGkM beats DPLloyd at ε ≤ 0.1 on S1 | holds |" in text
+    assert "(from fig1-s1/summary.csv)" in text
+    assert "- **fig1-s1**: 4 summary rows" in text
 
 
 def test_fig2_theta_and_gkm_claims_hold_and_fail():
