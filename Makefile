@@ -4,38 +4,44 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 SPEC   ?= configs/fig1-s1.yaml
 JOBS   ?= 2
-export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba-cache
-# per-(k, d) generated kernel sources (dpcluster/kernels/codegen.py) live beside that cache
-export DPCLUSTER_KERNEL_CACHE ?= $(CURDIR)/.numba-cache/generated
+# compiled kernels are cached once per user, for make, the CLI and Python alike
+# ($DPCLUSTER_CACHE, default ~/.cache/dpcluster: dpcluster/cache.py)
 
-.PHONY: help setup test test-slow test-nojit coverage mutation mutation-kernels lint docs reference reproduce reproduce-all smoke bench audit clean
+.PHONY: help setup setup-test test test-slow test-nojit coverage mutation mutation-kernels lint docs reference reproduce reproduce-all smoke bench audit clean
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
 
+# running needs dpcluster and its dependencies only; the test, docs, Dask and comparison
+# extras install with the targets that use them
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e .
 	touch $@
 
-setup: $(VENV)/.installed  ## create .venv and install dpcluster with its test extras
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $@
 
-test: setup  ## lint, then the test suite (all but the tests marked slow: make test-slow)
+setup: $(VENV)/.installed  ## create .venv and install dpcluster (what running needs)
+
+setup-test: $(VENV)/.installed-test  ## also install the test extras (pytest, hypothesis, ruff, Dask)
+
+test: setup-test  ## lint, then the test suite (all but the tests marked slow: make test-slow)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m pytest -q -m "not slow"
 
-test-slow: setup  ## the slow tests: kill -9 resume, signals, Dask processes, the audit's planted bugs, the larger generated-kernel shapes
+test-slow: setup-test  ## the slow tests: kill -9 resume, signals, Dask processes, the audit's planted bugs, the larger generated-kernel shapes
 	$(PY) -m pytest -q -m slow
 
-test-nojit: setup  ## the kernel oracle tests once more with the JIT off (kernels run as Python)
+test-nojit: setup-test  ## the kernel oracle tests once more with the JIT off (kernels run as Python)
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m kernel -p no:cacheprovider \
 	    -W "ignore:overflow encountered in scalar multiply:RuntimeWarning"
 
 # The signal tests are left out under the tracer: a signal sent once the first cell is
 # written can reach a traced run after its last cell (make test-slow runs them).
-coverage: setup  ## line coverage: the suite, plus the kernel tests with the JIT off (docs/testing.md)
+coverage: setup-test  ## line coverage: the suite, plus the kernel tests with the JIT off (docs/testing.md)
 	rm -f .coverage .coverage.*
 	$(PY) -m pytest -q --cov --cov-report= -p no:cacheprovider -k "not signal_exits"
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m kernel --cov --cov-append --cov-report= \
@@ -43,18 +49,18 @@ coverage: setup  ## line coverage: the suite, plus the kernel tests with the JIT
 	$(PY) -m coverage combine -q 2>/dev/null || true
 	$(PY) -m coverage report --sort=cover
 
-mutation: setup  ## mutation score of the privacy-critical modules (mutmut; slow, outside CI)
+mutation: setup-test  ## mutation score of the privacy-critical modules (mutmut; slow, outside CI)
 	$(PY) -m pip install --quiet -e '.[mutation]'
 	$(PY) scripts/mutation.py
 
-mutation-kernels: setup  ## hand-written mutants of the generated kernels and their certificate (scripts/mutate_kernels.py)
+mutation-kernels: setup-test  ## hand-written mutants of the generated kernels and their certificate (scripts/mutate_kernels.py)
 	$(PY) scripts/mutate_kernels.py --jobs $(JOBS)
 
 docs: setup  ## build the documentation site into site/ (mkdocs, strict)
 	$(PY) -m pip install --quiet 'mkdocs>=1.5'
 	$(PY) -m mkdocs build --strict --quiet
 
-lint: setup  ## ruff check only
+lint: setup-test  ## ruff check only
 	$(PY) -m ruff check .
 
 reproduce: setup  ## run one spec: make reproduce SPEC=configs/fig1-s1.yaml [JOBS=2]

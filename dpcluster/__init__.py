@@ -1,6 +1,10 @@
 """dpcluster: run, compare, audit and reproduce differentially private clustering algorithms."""
 
+from .cache import use_for_numba
+
 __version__ = "0.1.0"
+
+use_for_numba()  # one kernel cache per user (dpcluster/cache.py), set before numba loads
 
 
 def __getattr__(name):  # the estimators import scikit-learn: load them on first use

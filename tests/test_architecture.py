@@ -24,6 +24,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "dpcluster"
 
 #: import layers, lowest first: a module may import its own layer and those below it
 LAYERS = {
+    "cache": 0,
     "errors": 0,
     "exits": 0,
     "rng": 0,

@@ -15,8 +15,9 @@ import hashlib
 import importlib.util
 import os
 import sys
-import tempfile
 from pathlib import Path
+
+from ..cache import cache_root
 
 
 def certified_step(pad: str, j: int, base: str, terms, best: str, second: str, label: str):
@@ -39,23 +40,13 @@ def certified_step(pad: str, j: int, base: str, terms, best: str, second: str, l
 
 
 def cache_dir() -> Path:
-    """Where generated sources (and, beside them, numba's cache) live:
-    ``$DPCLUSTER_KERNEL_CACHE``, else ``~/.cache/dpcluster/kernels``, else a temp folder."""
+    """Where generated sources (and, beside them, numba's cache of them) live:
+    ``$DPCLUSTER_KERNEL_CACHE`` when set, else ``kernels/`` in the per-user cache
+    (:func:`dpcluster.cache.cache_root`)."""
     env = os.environ.get("DPCLUSTER_KERNEL_CACHE")
-    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    candidates = [Path(env)] if env else []
-    candidates += [
-        home / "dpcluster" / "kernels",
-        Path(tempfile.gettempdir()) / "dpcluster-kernels",
-    ]
-    for folder in candidates:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            if os.access(folder, os.W_OK):
-                return folder
-        except OSError:
-            continue
-    raise OSError(f"no writable folder for generated kernels among {candidates}")
+    folder = Path(env) if env else cache_root() / "kernels"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 @functools.cache
