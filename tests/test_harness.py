@@ -407,3 +407,16 @@ def test_local_pool_keeps_its_workers_when_their_memory_grows():
 
     pids = set(harness.local_pool(2)(delayed(_grow_on_second_task)(i) for i in range(16)))
     assert len(pids) <= 2
+
+
+def test_progress_names_its_phases_and_the_last_call_writes_the_tables(tmp_path):
+    from dpcluster.harness.run import COMPILING, RUNNING, WRITING
+
+    calls = []
+    harness.run_spec(_spec(tmp_path), tmp_path / "out", progress=lambda *a: calls.append(a))
+    phases = [c[3] for c in calls]
+    assert phases[0] == COMPILING and phases[-1] == WRITING
+    assert set(phases[1:-1]) == {RUNNING} and calls[-1][2] == 1.0
+    calls.clear()  # a rerun with every cell finished only writes the tables
+    harness.run_spec(_spec(tmp_path), tmp_path / "out", progress=lambda *a: calls.append(a))
+    assert [c[3] for c in calls] == [WRITING]

@@ -8,6 +8,8 @@ import time
 
 import click
 
+from ..harness.run import WRITING
+
 
 def _clock(seconds: float) -> str:
     m, s = divmod(int(round(seconds)), 60)
@@ -29,19 +31,22 @@ class Progress:
         self.tty = sys.stderr.isatty()
         self.tick = tick if tick is not None else (1.0 if self.tty else 30.0)
         self.state: tuple[int, int, float, float, float | None] | None = None
+        self.phase = ""
         self.last = float("-inf")  # when a line was last drawn
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.thread: threading.Thread | None = None
 
-    def __call__(self, cells_done: int, cells_total: int, work: float):
+    def __call__(self, cells_done: int, cells_total: int, work: float, phase: str = ""):
         if not self.enabled:
             return
         now = time.monotonic() - self.start
         eta = now / work * (1 - work) if 0 < work < 1 else None
         with self.lock:
             self.state = (cells_done, cells_total, work, now, eta)
-        finished = cells_done == cells_total
+            self.phase = phase
+        # the last call: the harness's final phase, or every cell done when it names none
+        finished = phase == WRITING if phase else cells_done == cells_total
         if self.tty or finished or now - self.last >= self.tick:
             self._draw(final=finished)
         if finished:
@@ -64,7 +69,7 @@ class Progress:
             bar = "#" * int(work * 24)
             line = (
                 f"[{bar:<24}] cells {cells_done}/{cells_total}  work {100 * work:3.0f}%  "
-                f"{_clock(now)}  {left}"
+                f"{_clock(now)}  {left}" + (f"  {self.phase}" if self.phase else "")
             )
             if self.tty:
                 click.echo("\r" + line + ("\n" if final else ""), nl=False, err=True)

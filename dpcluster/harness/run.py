@@ -55,10 +55,20 @@ def _versions() -> dict:
     }
 
 
-#: ``progress(cells_done, cells_total, work_fraction)``; the fraction counts only the work
-#: of cells computed in this invocation, weighted by :func:`cell_cost`, so an ETA from it
-#: is not fooled by resumed cells or by cheap cells finishing first.
-ProgressFn = Callable[[int, int, float], None]
+#: ``progress(cells_done, cells_total, work_fraction, phase)``; the fraction counts only the
+#: work of cells computed in this invocation, weighted by :func:`cell_cost`, so an ETA from
+#: it is not fooled by resumed cells or by cheap cells finishing first; ``phase`` is one of
+#: :data:`PHASES`, the last once every cell is done.
+ProgressFn = Callable[[int, int, float, str], None]
+
+#: what a run is doing: until the first cell is back, the workers start and compile the
+#: kernels its shapes need (the first time on this machine; docs/performance.md)
+COMPILING, RUNNING, WRITING = (
+    "starting workers, compiling kernels",
+    "running cells",
+    "writing tables and figures",
+)
+PHASES = (COMPILING, RUNNING, WRITING)
 
 
 def run_specs(
@@ -108,7 +118,7 @@ def _run_plans(plans, jobs, force, progress, backend, scheduler) -> list[RunRepo
     done = cells_total - sum(len(p.todo) for p in plans)
     work_total, work_done = sum(cost.values()), 0.0
     if progress:
-        progress(done, cells_total, 0.0 if order else 1.0)
+        progress(done, cells_total, 0.0 if order else 1.0, COMPILING if order else WRITING)
     outcomes = (
         _execute_dask(order, jobs, scheduler)
         if backend == "dask" and order
@@ -126,7 +136,10 @@ def _run_plans(plans, jobs, force, progress, backend, scheduler) -> list[RunRepo
                 results.write_cell(plan.out, cid, outcome.rows, outcome.meta)
         work_done += cost[cid]
         if progress:
-            progress(done, cells_total, work_done / work_total if work_total > 0 else 1.0)
+            work = work_done / work_total if work_total > 0 else 1.0
+            progress(done, cells_total, work, RUNNING)
+    if progress and order:
+        progress(done, cells_total, 1.0, WRITING)
     if jobs > 1 and len(plans) > 1:  # tables and figures of different specs are independent
         from joblib import Parallel, delayed
 
