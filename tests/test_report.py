@@ -186,3 +186,22 @@ def test_fig5_both_halves_hold_and_fail_on_constructed_tables():
     never = _fig5_table({k: 1.0 for k in keys}, {k: 0.3 for k in keys}, {k: 0.2 for k in keys})
     verdict, evidence = report.paper_a.hybrid_after_switch(never)
     assert verdict is None and "not testable on this data" in evidence
+
+
+def test_the_html_page_is_one_self_contained_file_of_every_run(tmp_path):
+    """REPORT.html beside REPORT.md: each run's figure inlined, its summary with the ε
+    columns, the claims and the audit, and no file or address it would need to fetch."""
+    import re
+    import shutil
+    from pathlib import Path
+
+    reference = Path(__file__).resolve().parent.parent / "docs" / "results"
+    for name in ("fig4", "b-table3", "audit"):
+        shutil.copytree(reference / name, tmp_path / name)
+    report.write_report(tmp_path)
+    page = (tmp_path / "REPORT.html").read_text()
+    assert page.count('src="data:image/png;base64,') == 1  # fig4 drew a figure
+    assert not re.search(r'(src|href)="(?!data:|#)', page)  # nothing outside the file
+    for text in ("fig4", "b-table3", "epsilon_provable_max", "Privacy audit", "holds"):
+        assert text in page
+    assert "violation" in page  # the audit's verdicts, Theorem 4's included

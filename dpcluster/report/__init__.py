@@ -19,6 +19,7 @@ import numpy as np
 from ..results import atomic_write_text, read_table
 from . import paper_a, paper_b
 from .claim import Claim
+from .html import write_html
 from .privacy import privacy_section
 from .tables import Verdict, select
 
@@ -115,7 +116,8 @@ def runs_section(results_dir: Path) -> list[str]:
 
 
 def write_report(results_dir: Path | str = "results", path: Path | str | None = None) -> Path:
-    """Write ``results_dir/REPORT.md`` (or ``path``) from whatever results exist: the runs
+    """Write ``results_dir/REPORT.md`` (or ``path``), and beside it the same as one
+    self-contained page (``REPORT.html``: :mod:`.html`), from whatever results exist: the runs
     present (the user's own first) with their figures, then the papers' claims that their
     data decide, with the claims not run collapsed into one line."""
     results_dir = Path(results_dir)
@@ -155,6 +157,7 @@ def write_report(results_dir: Path | str = "results", path: Path | str | None = 
     lines += privacy_section(results_dir)
     path = Path(path) if path is not None else results_dir / "REPORT.md"
     atomic_write_text(path, "\n".join(lines) + "\n")
+    write_html(results_dir, path.with_suffix(".html"), run_folders(results_dir), verdicts, VERDICTS)
     return path
 
 
