@@ -56,6 +56,64 @@ def _legend(ax, **kwargs) -> None:
         ax.legend(**kwargs)
 
 
+#: the shaded band's entry in every legend that has one
+BAND_LABEL = "shaded: 95 % CI of the mean"
+
+
+def _colours(names) -> dict:
+    """One colour per series name for the whole figure, so a series has the same colour
+    in every panel (tab10, then tab20 beyond ten series)."""
+    names = list(dict.fromkeys(names))
+    cmap = plt.get_cmap("tab10" if len(names) <= 10 else "tab20")
+    return {n: cmap(i % cmap.N) for i, n in enumerate(names)}
+
+
+def _figure_legend(fig, axes, band: bool = False) -> None:
+    """One legend for the whole figure (the series of every panel, each once), in the first
+    unused panel when there is one, else below the panels; ``band`` adds the shaded
+    band's meaning."""
+    from matplotlib.patches import Patch
+
+    handles, labels = [], []
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            if label not in labels:
+                handles.append(h)
+                labels.append(label)
+    if band:
+        handles.append(Patch(facecolor="grey", alpha=0.2))
+        labels.append(BAND_LABEL)
+    if not handles:
+        return
+    spare = [ax for ax in fig.axes if not ax.get_visible()]
+    if spare:
+        spare[0].set_visible(True)
+        spare[0].axis("off")
+        spare[0].legend(handles, labels, loc="center", fontsize=8, frameon=False)
+    else:
+        fig.legend(
+            handles,
+            labels,
+            loc="upper center",
+            bbox_to_anchor=(0.5, 0.0),
+            ncol=min(4, len(labels)),
+            fontsize=8,
+            frameon=False,
+        )
+
+
+def _log_ticks(ax, values) -> None:
+    """A log axis ticked at the data's own x values when there are few of them (labels as
+    plain numbers, no minor labels), so short grids get no overlapping labels."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    xs = sorted({float(v) for v in values if np.isfinite(v) and v > 0})
+    if 1 < len(xs) <= 8:
+        ax.xaxis.set_major_locator(FixedLocator(xs))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def _save(fig, out: Path, stem: str) -> list[Path]:
     import io
 
@@ -79,12 +137,17 @@ def nicv_vs_epsilon(
     ncols = min(3, len(datasets))
     nrows = math.ceil(len(datasets) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
+    private = summary[np.isfinite(summary["epsilon"])]
+    colour = _colours(private["variant"])
+    for ax in list(axes.flat)[len(datasets) :]:
+        ax.set_visible(False)
     for ax, ds in zip(axes.flat, datasets):
-        sub = summary[(summary["dataset"] == ds) & np.isfinite(summary["epsilon"])]
+        sub = private[private["dataset"] == ds]
         for variant, g in sub.groupby("variant", sort=False):
             g = g.sort_values("epsilon")
-            ax.plot(g["epsilon"], g["mean"], marker="o", ms=3, label=variant)
-            ax.fill_between(g["epsilon"], g["ci95_low"], g["ci95_high"], alpha=0.2)
+            c = colour[variant]
+            ax.plot(g["epsilon"], g["mean"], marker="o", ms=3, label=variant, color=c)
+            ax.fill_between(g["epsilon"], g["ci95_low"], g["ci95_high"], alpha=0.2, color=c)
         if ds in base.index:
             ax.axhline(base[ds], color="k", ls="--", lw=1, label="baseline (Lloyd, min)")
             if best[ds] < base[ds] * (1 - 1e-3):  # visibly lower only
@@ -92,14 +155,13 @@ def nicv_vs_epsilon(
         label = summary.loc[summary["dataset"] == ds, "dataset_label"].iloc[0]
         ax.set_title(label, fontsize=10)
         ax.set_xscale("log")
+        _log_ticks(ax, sub["epsilon"])
         if log_y:
             ax.set_yscale("log")
         ax.set_xlabel("ε")
         ax.set_ylabel("NICV")
         ax.grid(alpha=0.3, which="both")
-        _legend(ax, fontsize=7)
-    for ax in list(axes.flat)[len(datasets) :]:
-        ax.set_visible(False)
+    _figure_legend(fig, list(axes.flat)[: len(datasets)], band=True)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
@@ -171,18 +233,20 @@ def _per_dataset_lines(
     """One panel per dataset; one line of ``y`` vs ``x`` per value of ``series``; the
     baseline (per dataset) as a dashed line when given."""
     fig, panels = _panels(rows, ylabel, title)
+    colour = _colours(rows[series]) if len(rows) else {}
     for ax, ds, sub in panels:
         for name, g in sub.groupby(series, sort=False):
             g = g.sort_values(x)
-            ax.plot(g[x], g[y], marker="o", ms=3, label=name)
+            ax.plot(g[x], g[y], marker="o", ms=3, label=name, color=colour[name])
         if baseline is not None and ds in baseline.index:
             ax.axhline(baseline[ds], color="k", ls="--", lw=1, label="baseline (Lloyd, min)")
         ax.set_xlabel(xlabel)
         if log_x:
             ax.set_xscale("log")
+            _log_ticks(ax, sub[x])
         if log_y:
             ax.set_yscale("log")
-        _legend(ax, fontsize=7)
+    _figure_legend(fig, [ax for ax, _, _ in panels])
     fig.tight_layout()
     return _save(fig, out, stem)
 
@@ -257,14 +321,36 @@ def _x_values(sub: pd.DataFrame, x: str) -> pd.Series:
     return sub["params"].map(lambda p: float(json.loads(p).get(x, math.nan)))
 
 
+def _defaults(algorithm: str) -> dict:
+    """The registry's parameter defaults of ``algorithm`` ({} for one it does not know)."""
+    from ..experiments import lookup
+
+    try:
+        return {k: p.default for k, p in lookup(algorithm).params.items()}
+    except (KeyError, TypeError):
+        return {}
+
+
 def _series_labels(s: pd.DataFrame, x: str) -> pd.Series:
-    """algorithm + the parameters (other than x) that vary within the figure."""
-    params = s["params"].map(json.loads)
+    """algorithm + the parameters (other than x) that vary within the figure. A parameter
+    is left out of a series' label where it is at its default and does not vary among the
+    series that agree on the other parameters (κ on the plain estimate, which ignores it)."""
+    params = list(s["params"].map(json.loads))
     keys = sorted({k for p in params for k in p if k != x})
     varying = [k for k in keys if len({json.dumps(p.get(k)) for p in params}) > 1]
 
+    def moves(k, p) -> bool:
+        others = [k2 for k2 in varying if k2 != k]
+        peers = [q for q in params if all(q.get(o) == p.get(o) for o in others)]
+        return len({json.dumps(q.get(k)) for q in peers}) > 1
+
     def label(alg, p):
-        shown = ", ".join(f"{k}={p[k]}" for k in varying if k in p)
+        default = _defaults(alg)
+        shown = ", ".join(
+            f"{k}={p[k]}"
+            for k in varying
+            if k in p and (moves(k, p) or k not in default or p[k] != default[k])
+        )
         return f"{alg}({shown})" if shown else alg
 
     return pd.Series([label(a, p) for a, p in zip(s["algorithm"], params)], index=s.index)
@@ -309,14 +395,16 @@ def lines(
     fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.8 * nrows), squeeze=False)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
+    colour = _colours(s["_series"])
     for ax, (family, metric) in zip(axes.flat, panels):
         sub = s[s["_panel"] == family]
         y = "mean" if metric == primary else f"{metric}_mean"
         for series, g in sub.groupby("_series", sort=False):
             g = g.sort_values("_x")
-            ax.plot(g["_x"], g[y], marker="o", ms=3, label=series)
+            c = colour[series]
+            ax.plot(g["_x"], g[y], marker="o", ms=3, label=series, color=c)
             if metric == primary:
-                ax.fill_between(g["_x"], g["ci95_low"], g["ci95_high"], alpha=0.2)
+                ax.fill_between(g["_x"], g["ci95_low"], g["ci95_high"], alpha=0.2, color=c)
         ax.set_title(
             family if len(families) > 1 or len(panels) == 1 else f"{family}: {metric}", fontsize=10
         )
@@ -324,46 +412,78 @@ def lines(
         ax.set_ylabel(metric)
         if log_x:
             ax.set_xscale("log")
+            _log_ticks(ax, sub["_x"])
         if log_y:
             ax.set_yscale("log")
         ax.grid(alpha=0.3, which="both")
-        _legend(ax, fontsize=7, framealpha=0.8)
+    _figure_legend(fig, list(axes.flat)[: len(panels)], band=any(m == primary for _, m in panels))
     if title:
         fig.suptitle(title)
     fig.tight_layout()
     return _save(fig, out, stem)
 
 
+def _matched(labels: np.ndarray, reference: np.ndarray | None) -> np.ndarray:
+    """``labels`` renumbered so that the cluster overlapping a reference class most takes
+    that class's number (Hungarian matching on the contingency table), so the same group
+    has the same colour in every panel; noise (-1) stays -1."""
+    if reference is None:
+        return labels
+    from scipy.optimize import linear_sum_assignment
+
+    ours = [c for c in np.unique(labels) if c >= 0]
+    theirs = list(np.unique(reference))
+    overlap = np.array([[np.sum((labels == a) & (reference == b)) for b in theirs] for a in ours])
+    rows, cols = linear_sum_assignment(-overlap) if len(ours) else ([], [])
+    new = {ours[r]: int(theirs[c]) for r, c in zip(rows, cols)}
+    spare = iter(range(max(theirs, default=0) + 1, 10**6))
+    out = np.array([-1 if v < 0 else new.get(v, -2) for v in labels])
+    for a in ours:
+        if a not in new:
+            out[labels == a] = next(spare)
+    return out
+
+
 def scatter(
     runs: pd.DataFrame, out: Path, stem: str, title: str = "", datasets: dict | None = None
 ) -> list[Path]:
-    """2-D datasets: one panel per dataset × variant, points coloured by the first run's
-    labels (runs saved with ``save_labels``). Points are reloaded from the registry through
-    the spec's dataset entries (``datasets``: display key -> DatasetSpec)."""
+    """2-D datasets: one row of panels per dataset, one panel per variant (and ε), points
+    coloured by the first run's labels (runs saved with ``save_labels``), matched to the
+    data's classes so a group keeps its colour across panels; noise points grey. Points are
+    reloaded through the spec's dataset entries (``datasets``: display key -> DatasetSpec)."""
     from .. import data
 
     datasets = datasets or {}
-
     runs = runs[runs["labels"].notna()] if "labels" in runs else runs.iloc[:0]
     firsts = runs.groupby(["dataset", "variant", "epsilon"], sort=False, dropna=False).head(1)
-    n = max(1, len(firsts))
-    ncols = min(4, n)
-    nrows = math.ceil(n / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.4 * nrows), squeeze=False)
-    for ax in list(axes.flat)[len(firsts) :]:
+    firsts = firsts.assign(_series=_series_labels(firsts, "save_labels"))
+    rows = list(dict.fromkeys(firsts["dataset"])) or [""]
+    ncols = max([int((firsts["dataset"] == r).sum()) for r in rows] + [1])
+    fig, axes = plt.subplots(
+        len(rows), ncols, figsize=(3.4 * ncols, 3.3 * len(rows)), squeeze=False
+    )
+    for ax in axes.flat:
         ax.set_visible(False)
-    cache: dict[str, np.ndarray] = {}
-    for ax, (_, row) in zip(axes.flat, firsts.iterrows()):
-        if row["dataset"] not in cache:
-            entry = datasets[row["dataset"]]
-            cache[row["dataset"]] = data.load(entry.name, **entry.kwargs).raw
-        pts = cache[row["dataset"]]
-        lab = np.array(json.loads(row["labels"]))
-        ax.scatter(pts[:, 0], pts[:, 1], c=lab, s=6, cmap="tab10")
-        eps = "" if not math.isfinite(row["epsilon"]) else f", ε={row['epsilon']:g}"
-        ax.set_title(f"{row['dataset_label']}\n{row['variant']}{eps}", fontsize=8)
-        ax.set_xticks([])
-        ax.set_yticks([])
+    palette = plt.get_cmap("tab10")
+    noise = False
+    for r, key in enumerate(rows):
+        panel = firsts[firsts["dataset"] == key]
+        if not len(panel):
+            continue
+        ds = data.load(datasets[key].name, **datasets[key].kwargs)
+        for ax, (_, row) in zip(axes[r], panel.iterrows()):
+            ax.set_visible(True)
+            lab = _matched(np.array(json.loads(row["labels"])), ds.classes)
+            colours = [palette(v % 10) if v >= 0 else (0.7, 0.7, 0.7, 1.0) for v in lab]
+            noise = noise or bool(np.any(lab < 0))
+            ax.scatter(ds.raw[:, 0], ds.raw[:, 1], c=colours, s=6)
+            eps = "" if not math.isfinite(row["epsilon"]) else f", ε={row['epsilon']:g}"
+            ax.set_title(f"{row['_series']}{eps}", fontsize=8)
+            ax.set_xticks([])
+            ax.set_yticks([])
+        axes[r][0].set_ylabel(panel["dataset_label"].iloc[0], fontsize=9)
+    if noise:
+        fig.text(0.5, 0.0, "grey: noise points (in no cluster)", ha="center", fontsize=8)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
