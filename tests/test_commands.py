@@ -86,3 +86,15 @@ def test_every_exit_code_is_defined_once_and_the_readme_and_docs_show_that_table
     for doc in ("README.md", "docs/cli.md"):
         text = (ROOT / doc).read_text(encoding="utf-8")
         assert markdown_table() in text, f"{doc}: its exit-code table drifted from exits.py"
+
+
+def test_the_docs_home_page_gives_the_readmes_two_commands():
+    """docs/index.md opens with the README's front door: the same two commands."""
+    import re
+
+    def commands(text):
+        return re.findall(r"^make (?:reproduce|test)\b.*$", text, flags=re.M)
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    home = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    assert commands(readme) and commands(home) == commands(readme)
