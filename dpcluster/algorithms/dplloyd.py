@@ -34,6 +34,9 @@ from ..kernels import cluster_stats, cluster_stats_single
 from ..privacy import LaplaceMechanism, Ledger, release
 from . import checks
 
+#: ρ of the improved DPLloyd's budget split c = (4dρ²)^(1/3) (docs/methods.md A2)
+RHO = 0.225
+
 
 @dataclass(frozen=True)
 class BudgetSplit:
@@ -85,19 +88,19 @@ def empty_threshold(budget: BudgetSplit, r=1.0, spread: float = 0.5) -> float:
     return max(3.0 / budget.count, math.sqrt(2.0) * sum_scale / (spread * rms))
 
 
-def improved_ratio(d: int, rho: float = 0.225) -> float:
+def improved_ratio(d: int, rho: float = RHO) -> float:
     """A2: ``c = (4 d ρ²)^(1/3)``, the optimal count : per-coordinate-sum budget ratio."""
     return (4.0 * d * rho**2) ** (1.0 / 3.0)
 
 
-def improved_split(epsilon_iter: float, d: int, rho: float = 0.225) -> BudgetSplit:
+def improved_split(epsilon_iter: float, d: int, rho: float = RHO) -> BudgetSplit:
     """A2: ``ε_count = ε_iter·c/(d+c)``; each coordinate sum gets ``ε_iter/(d+c)``."""
     c = improved_ratio(d, rho)
     return BudgetSplit(count=epsilon_iter * c / (d + c), sum=epsilon_iter * d / (d + c), d=d)
 
 
 def improved_iterations(
-    epsilon: float, N: int, k: int, d: int, rho: float = 0.225, t_min: int = 2, t_max: int = 7
+    epsilon: float, N: int, k: int, d: int, rho: float = RHO, t_min: int = 2, t_max: int = 7
 ) -> int:
     """A2: ``ε_m = sqrt(500 k³/N² (d+c)³)``; ``t = int(max(min(ε/ε_m, t_max), t_min))``."""
     c = improved_ratio(d, rho)
@@ -137,7 +140,7 @@ def dplloyd_batch(
     noise_streams: Sequence[Mapping[str, np.random.Generator]] | Mapping[str, np.random.Generator],
     iterations: int = 5,
     split: str = "sensitivity",
-    rho: float = 0.225,
+    rho: float = RHO,
     min_count: float | str = 0.0,
     r=1.0,
     stats=None,
@@ -267,7 +270,7 @@ def dplloyd_improved(
     epsilon: float,
     init: np.ndarray,
     rng: np.random.Generator,
-    rho: float = 0.225,
+    rho: float = RHO,
     min_count: float | str = 0.0,
     r=1.0,
 ) -> DPResult:

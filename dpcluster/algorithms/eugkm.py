@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from ..analysis.mse import THETA
 from ..kernels import grid_histogram, grid_stats
 from ..privacy import LaplaceMechanism, Ledger, release
 from . import checks
@@ -29,7 +30,7 @@ N_SHARE = 0.05
 
 
 def cells_per_axis(
-    N: float, epsilon: float, d: int, theta: float = 10.0, rounding: str = "round"
+    N: float, epsilon: float, d: int, theta: float = THETA, rounding: str = "round"
 ) -> int:
     """m = rounding(M^(1/d)) ≥ 1 with ``M = (N ε/θ)^(2d/(2+d))``, so
     ``M^(1/d) = (Nε/θ)^(2/(2+d))``."""
@@ -43,7 +44,7 @@ def eugkm(
     epsilon: float,
     inits: np.ndarray,
     rng: np.random.Generator,
-    theta: float = 10.0,
+    theta: float = THETA,
     rounding: str = "round",
     private_n: bool = False,
     max_iter: int = 100,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..analysis import hybrid_switch
+from ..analysis.mse import SWITCH_T, THETA
 from ..privacy import Ledger
 from .dplloyd import DPResult, dplloyd_batch
 from .eugkm import eugkm
@@ -25,7 +26,7 @@ def hybrid(
     rng: np.random.Generator,
     lloyd_runs: int = 1,
     force: bool = False,
-    theta: float = 10.0,
+    theta: float = THETA,
     rounding: str = "round",
     max_iter: int = 100,
     r: float = 1.0,
@@ -40,7 +41,7 @@ def hybrid(
     ``ineq15`` and the EUGkM grid.
     """
     N, d = X.shape
-    switch = hybrid_switch(N, k, d, epsilon, t=5, r=r, theta=theta)
+    switch = hybrid_switch(N, k, d, epsilon, t=SWITCH_T, r=r, theta=theta)
     syn_rng, lloyd_rng = rng.spawn(2)
     info = {"ineq15": switch["ineq15"], "forced": force}
     fall_back = not (switch["use_hybrid"] or force)

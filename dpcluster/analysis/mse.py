@@ -10,19 +10,30 @@ from __future__ import annotations
 
 import math
 
+#: θ, EUGkM's grid constant in M = (Nε/θ)^(2d/(2+d)) (docs/methods.md A3)
+THETA = 10.0
+#: t, the DPLloyd iterations the hybrid's MSE test compares EUGkM with (A6, A7)
+SWITCH_T = 5
+
 
 def _o_sq(d: int, r: float, o_sq: float | None) -> float:
     return d * r * r if o_sq is None else float(o_sq)
 
 
 def dplloyd_mse(
-    N: float, k: int, d: int, eps: float, t: int = 5, r: float = 1.0, o_sq: float | None = None
+    N: float,
+    k: int,
+    d: int,
+    eps: float,
+    t: int = SWITCH_T,
+    r: float = 1.0,
+    o_sq: float | None = None,
 ) -> float:
     """Eq. 7/11: ``2 t² k² (dr+1)² (d + ||o||²) / (Nε)²`` (first order in ΔC/C)."""
     return 2.0 * t**2 * k**2 * (d * r + 1) ** 2 * (d + _o_sq(d, r, o_sq)) / (N * eps) ** 2
 
 
-def eugkm_cells(N: float, eps: float, d: int, theta: float = 10.0) -> float:
+def eugkm_cells(N: float, eps: float, d: int, theta: float = THETA) -> float:
     """M = (Nε/θ)^(2d/(2+d)) (continuous, before rounding m per axis)."""
     return (N * eps / theta) ** (2.0 * d / (2.0 + d))
 
@@ -32,7 +43,7 @@ def eugkm_variance(
     k: int,
     d: int,
     eps: float,
-    theta: float = 10.0,
+    theta: float = THETA,
     r: float = 1.0,
     M: float | None = None,
 ) -> float:
@@ -59,7 +70,7 @@ def m_required(k: int, d: int, r: float = 1.0, o_sq: float | None = None) -> flo
 
 
 def switch_on_epsilon(
-    N: float, k: int, d: int, r: float = 1.0, o_sq: float | None = None, theta: float = 10.0
+    N: float, k: int, d: int, r: float = 1.0, o_sq: float | None = None, theta: float = THETA
 ) -> float:
     """Smallest ε with Ineq. 15: ``N ε ≥ θ · M_req^((2+d)/(2d))``."""
     return theta * m_required(k, d, r, o_sq) ** ((2.0 + d) / (2.0 * d)) / N
@@ -70,10 +81,10 @@ def hybrid_switch(
     k: int,
     d: int,
     eps: float,
-    t: int = 5,
+    t: int = SWITCH_T,
     r: float = 1.0,
     o_sq: float | None = None,
-    theta: float = 10.0,
+    theta: float = THETA,
 ) -> dict:
     """The hybrid's public test (A7): use EUGkM + one DPLloyd step iff Ineq. 14 and 15 hold.
 
@@ -91,7 +102,7 @@ def theta_star(d: int, k: int) -> float:
 
 
 def predictions(
-    N: float, k: int, d: int, eps: float, t: int = 5, theta: float = 10.0, r: float = 1.0
+    N: float, k: int, d: int, eps: float, t: int = SWITCH_T, theta: float = THETA, r: float = 1.0
 ) -> dict:
     """Every prediction for one (N, k, d, ε): the row of ``dpcluster analyze``."""
     M = eugkm_cells(N, eps, d, theta)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..algorithms import methods
-from ..algorithms.dplloyd import dplloyd, dplloyd_improved
+from ..algorithms.dplloyd import RHO, dplloyd, dplloyd_improved
 from ..algorithms.eugkm import MAX_CELLS, ROUNDING, cells_per_axis, eugkm
 from ..algorithms.gkm import (
     ALIGN,
@@ -19,6 +19,7 @@ from ..algorithms.hybrid import hybrid
 from ..algorithms.init import INIT_METHODS
 from ..algorithms.pgkm import genetic_kmeans
 from ..analysis import hybrid_switch
+from ..analysis.mse import SWITCH_T, THETA
 from ..kernels import GRID_DISTANCES
 from . import costs
 from .paper_a_cells import (
@@ -120,7 +121,7 @@ def _grid_fits(share: float = 1.0):
 def _hybrid_grid_fits(shape: CellShape) -> tuple[str, str] | None:
     """The hybrid's synopsis gets ε/2, or all of ε when its MSE switch falls back."""
     p = shape.params
-    switch = hybrid_switch(shape.N, shape.k, shape.d, shape.epsilon, t=5, theta=p["theta"])
+    switch = hybrid_switch(shape.N, shape.k, shape.d, shape.epsilon, t=SWITCH_T, theta=p["theta"])
     share = 0.5 if (switch["use_hybrid"] or p["force"]) else 1.0
     return _grid_fits(share)(shape)
 
@@ -202,7 +203,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
             run_cell=lambda c: dplloyd_cell(c, improved=True),
             params={
                 "rho": Param(
-                    0.225,
+                    RHO,
                     float,
                     "ρ of the split c = (4dρ²)^(1/3)",
                     check=lambda v: None if v > 0 else "must be > 0",
@@ -229,7 +230,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
             arithmetic=("distances",),
             preflight=_grid_fits(),
             params={
-                "theta": Param(10.0, float, "θ in M = (Nε/θ)^(2d/(2+d))", minimum=1e-9),
+                "theta": Param(THETA, float, "θ in M = (Nε/θ)^(2d/(2+d))", minimum=1e-9),
                 "rounding": Param(
                     "round", str, "cells per axis m = rounding(M^(1/d))", choices=tuple(ROUNDING)
                 ),
@@ -334,7 +335,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
             params={
                 "lloyd_runs": Param(10, int, "DPLloyd runs per synopsis", minimum=1),
                 "force": Param(False, bool, "skip the MSE fallback test (always hybrid)"),
-                "theta": Param(10.0, float, "EUGkM θ", minimum=1e-9),
+                "theta": Param(THETA, float, "EUGkM θ", minimum=1e-9),
                 "rounding": Param(
                     "round", str, "EUGkM cells per axis rounding", choices=tuple(ROUNDING)
                 ),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms.dplloyd import dplloyd_batch, improved_iterations
+from ..algorithms.dplloyd import RHO, dplloyd_batch, improved_iterations
 from ..algorithms.eugkm import cells_per_axis, eugkm
 from ..algorithms.gkm import (
     block_size,
@@ -18,6 +18,7 @@ from ..algorithms.hybrid import hybrid
 from ..algorithms.lloyd import lloyd_batch
 from ..algorithms.pgkm import genetic_kmeans
 from ..analysis import hybrid_switch
+from ..analysis.mse import SWITCH_T
 from ..kernels import nicv
 from ..privacy import NOT_PRIVATE, not_private, spent
 from .protocol import (
@@ -82,7 +83,7 @@ def dplloyd_cell(ctx: CellContext, improved: bool) -> tuple[list[Row], dict]:
         streams,
         iterations=t,
         split="improved" if improved else "sensitivity",
-        rho=p.get("rho", 0.225),
+        rho=p.get("rho", RHO),
         min_count=p["min_count"],
     )
     scores = nicv(X, C)
@@ -299,7 +300,7 @@ def hybrid_runs(shape: CellShape) -> int:
     p = shape.params
     uses = (
         p["force"]
-        or hybrid_switch(shape.N, shape.k, shape.d, shape.epsilon, t=5, theta=p["theta"])[
+        or hybrid_switch(shape.N, shape.k, shape.d, shape.epsilon, t=SWITCH_T, theta=p["theta"])[
             "use_hybrid"
         ]
     )

@@ -19,19 +19,25 @@ import json
 import math
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ..results import atomic_write_bytes  # noqa: E402
+from .common import (
+    colours,
+    figure_legend,
+    legend,
+    log_ticks,
+    plt,
+    save,
+    series_labels,
+    x_values,
+)
+from .points import scatter
+from .table import table
 
 
 def _lloyd_from_points(summary: pd.DataFrame) -> pd.Series:
     """Rows of Lloyd started from data points (``init: points``), not the shared sets."""
-    import json
 
     return (summary["algorithm"] == "lloyd") & summary["params"].map(
         lambda p: isinstance(p, str) and json.loads(p).get("init") == "points"
@@ -50,85 +56,6 @@ def _reference_baseline(summary: pd.DataFrame) -> pd.Series:
     return summary[summary["algorithm"] == "lloyd"].groupby("dataset")["min"].min()
 
 
-def _legend(ax, **kwargs) -> None:
-    """A legend when the panel has labelled lines (a panel whose every value is NaN has none)."""
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(**kwargs)
-
-
-#: the shaded band's entry in every legend that has one
-BAND_LABEL = "shaded: 95 % CI of the mean"
-
-
-def _colours(names) -> dict:
-    """One colour per series name for the whole figure, so a series has the same colour
-    in every panel (tab10, then tab20 beyond ten series)."""
-    names = list(dict.fromkeys(names))
-    cmap = plt.get_cmap("tab10" if len(names) <= 10 else "tab20")
-    return {n: cmap(i % cmap.N) for i, n in enumerate(names)}
-
-
-def _figure_legend(fig, axes, band: bool = False) -> None:
-    """One legend for the whole figure (the series of every panel, each once), in the first
-    unused panel when there is one, else below the panels; ``band`` adds the shaded
-    band's meaning."""
-    from matplotlib.patches import Patch
-
-    handles, labels = [], []
-    for ax in axes:
-        for h, label in zip(*ax.get_legend_handles_labels()):
-            if label not in labels:
-                handles.append(h)
-                labels.append(label)
-    if band:
-        handles.append(Patch(facecolor="grey", alpha=0.2))
-        labels.append(BAND_LABEL)
-    if not handles:
-        return
-    spare = [ax for ax in fig.axes if not ax.get_visible()]
-    if spare:
-        spare[0].set_visible(True)
-        spare[0].axis("off")
-        spare[0].legend(handles, labels, loc="center", fontsize=8, frameon=False)
-    else:
-        fig.legend(
-            handles,
-            labels,
-            loc="upper center",
-            bbox_to_anchor=(0.5, 0.0),
-            ncol=min(4, len(labels)),
-            fontsize=8,
-            frameon=False,
-        )
-
-
-def _log_ticks(ax, values) -> None:
-    """A log axis ticked at the data's own x values when there are few of them (labels as
-    plain numbers, no minor labels), so short grids get no overlapping labels."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
-
-    xs = sorted({float(v) for v in values if np.isfinite(v) and v > 0})
-    if 1 < len(xs) <= 8:
-        ax.xaxis.set_major_locator(FixedLocator(xs))
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.xaxis.set_minor_formatter(NullFormatter())
-
-
-def _save(fig, out: Path, stem: str) -> list[Path]:
-    import io
-
-    paths = []
-    for ext in ("png", "pdf"):
-        buf = io.BytesIO()
-        meta = {"CreationDate": None} if ext == "pdf" else {"Software": None}
-        fig.savefig(buf, format=ext, dpi=150, bbox_inches="tight", metadata=meta)
-        path = out / f"{stem}.{ext}"
-        atomic_write_bytes(path, buf.getvalue())
-        paths.append(path)
-    plt.close(fig)
-    return paths
-
-
 def nicv_vs_epsilon(
     summary: pd.DataFrame, out: Path, stem: str, title: str = "", log_y: bool = True
 ) -> list[Path]:
@@ -138,7 +65,7 @@ def nicv_vs_epsilon(
     nrows = math.ceil(len(datasets) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
     private = summary[np.isfinite(summary["epsilon"])]
-    colour = _colours(private["variant"])
+    colour = colours(private["variant"])
     for ax in list(axes.flat)[len(datasets) :]:
         ax.set_visible(False)
     for ax, ds in zip(axes.flat, datasets):
@@ -155,17 +82,17 @@ def nicv_vs_epsilon(
         label = summary.loc[summary["dataset"] == ds, "dataset_label"].iloc[0]
         ax.set_title(label, fontsize=10)
         ax.set_xscale("log")
-        _log_ticks(ax, sub["epsilon"])
+        log_ticks(ax, sub["epsilon"])
         if log_y:
             ax.set_yscale("log")
         ax.set_xlabel("ε")
         ax.set_ylabel("NICV")
         ax.grid(alpha=0.3, which="both")
-    _figure_legend(fig, list(axes.flat)[: len(datasets)], band=True)
+    figure_legend(fig, list(axes.flat)[: len(datasets)], band=True)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    return _save(fig, out, stem)
+    return save(fig, out, stem)
 
 
 def gap_vs_param(
@@ -189,11 +116,11 @@ def gap_vs_param(
         if log_y:  # a gap can be ≤ 0 (a method at the baseline): linear below 1e-3
             ax.set_yscale("symlog", linthresh=1e-3)
         ax.grid(alpha=0.3)
-        _legend(ax, fontsize=7)
+        legend(ax, fontsize=7)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    return _save(fig, out, stem)
+    return save(fig, out, stem)
 
 
 def _panels(summary: pd.DataFrame, ylabel: str, title: str):
@@ -233,7 +160,7 @@ def _per_dataset_lines(
     """One panel per dataset; one line of ``y`` vs ``x`` per value of ``series``; the
     baseline (per dataset) as a dashed line when given."""
     fig, panels = _panels(rows, ylabel, title)
-    colour = _colours(rows[series]) if len(rows) else {}
+    colour = colours(rows[series]) if len(rows) else {}
     for ax, ds, sub in panels:
         for name, g in sub.groupby(series, sort=False):
             g = g.sort_values(x)
@@ -243,12 +170,12 @@ def _per_dataset_lines(
         ax.set_xlabel(xlabel)
         if log_x:
             ax.set_xscale("log")
-            _log_ticks(ax, sub[x])
+            log_ticks(ax, sub[x])
         if log_y:
             ax.set_yscale("log")
-    _figure_legend(fig, [ax for ax, _, _ in panels])
+    figure_legend(fig, [ax for ax, _, _ in panels])
     fig.tight_layout()
-    return _save(fig, out, stem)
+    return save(fig, out, stem)
 
 
 def nicv_vs_step(
@@ -314,48 +241,6 @@ def time_vs_epsilon(
     )
 
 
-def _x_values(sub: pd.DataFrame, x: str) -> pd.Series:
-    """x from a summary column (d, k, epsilon, step) or from the variant's params JSON."""
-    if x in sub.columns:
-        return sub[x].astype(float)
-    return sub["params"].map(lambda p: float(json.loads(p).get(x, math.nan)))
-
-
-def _defaults(algorithm: str) -> dict:
-    """The registry's parameter defaults of ``algorithm`` ({} for one it does not know)."""
-    from ..experiments import lookup
-
-    try:
-        return {k: p.default for k, p in lookup(algorithm).params.items()}
-    except (KeyError, TypeError):
-        return {}
-
-
-def _series_labels(s: pd.DataFrame, x: str) -> pd.Series:
-    """algorithm + the parameters (other than x) that vary within the figure. A parameter
-    is left out of a series' label where it is at its default and does not vary among the
-    series that agree on the other parameters (κ on the plain estimate, which ignores it)."""
-    params = list(s["params"].map(json.loads))
-    keys = sorted({k for p in params for k in p if k != x})
-    varying = [k for k in keys if len({json.dumps(p.get(k)) for p in params}) > 1]
-
-    def moves(k, p) -> bool:
-        others = [k2 for k2 in varying if k2 != k]
-        peers = [q for q in params if all(q.get(o) == p.get(o) for o in others)]
-        return len({json.dumps(q.get(k)) for q in peers}) > 1
-
-    def label(alg, p):
-        default = _defaults(alg)
-        shown = ", ".join(
-            f"{k}={p[k]}"
-            for k in varying
-            if k in p and (moves(k, p) or k not in default or p[k] != default[k])
-        )
-        return f"{alg}({shown})" if shown else alg
-
-    return pd.Series([label(a, p) for a, p in zip(s["algorithm"], params)], index=s.index)
-
-
 def lines(
     summary: pd.DataFrame,
     out: Path,
@@ -373,8 +258,8 @@ def lines(
     name its spec entry gives); with a single family and several ``metrics``, one per metric
     instead (95% CI band on the primary metric)."""
     s = summary.copy()
-    s["_x"] = _x_values(s, x)
-    s["_series"] = _series_labels(s, x)
+    s["_x"] = x_values(s, x)
+    s["_series"] = series_labels(s, x)
     eps = s["epsilon"].replace(math.inf, np.nan)
     if eps.nunique() > 1 and x != "epsilon":
         s["_series"] += eps.map(lambda e: "" if e != e else f", ε={e:g}")
@@ -395,7 +280,7 @@ def lines(
     fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.8 * nrows), squeeze=False)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
-    colour = _colours(s["_series"])
+    colour = colours(s["_series"])
     for ax, (family, metric) in zip(axes.flat, panels):
         sub = s[s["_panel"] == family]
         y = "mean" if metric == primary else f"{metric}_mean"
@@ -412,110 +297,15 @@ def lines(
         ax.set_ylabel(metric)
         if log_x:
             ax.set_xscale("log")
-            _log_ticks(ax, sub["_x"])
+            log_ticks(ax, sub["_x"])
         if log_y:
             ax.set_yscale("log")
         ax.grid(alpha=0.3, which="both")
-    _figure_legend(fig, list(axes.flat)[: len(panels)], band=any(m == primary for _, m in panels))
+    figure_legend(fig, list(axes.flat)[: len(panels)], band=any(m == primary for _, m in panels))
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    return _save(fig, out, stem)
-
-
-def _matched(labels: np.ndarray, reference: np.ndarray | None) -> np.ndarray:
-    """``labels`` renumbered so that the cluster overlapping a reference class most takes
-    that class's number (Hungarian matching on the contingency table), so the same group
-    has the same colour in every panel; noise (-1) stays -1."""
-    if reference is None:
-        return labels
-    from scipy.optimize import linear_sum_assignment
-
-    ours = [c for c in np.unique(labels) if c >= 0]
-    theirs = list(np.unique(reference))
-    overlap = np.array([[np.sum((labels == a) & (reference == b)) for b in theirs] for a in ours])
-    rows, cols = linear_sum_assignment(-overlap) if len(ours) else ([], [])
-    new = {ours[r]: int(theirs[c]) for r, c in zip(rows, cols)}
-    spare = iter(range(max(theirs, default=0) + 1, 10**6))
-    out = np.array([-1 if v < 0 else new.get(v, -2) for v in labels])
-    for a in ours:
-        if a not in new:
-            out[labels == a] = next(spare)
-    return out
-
-
-def scatter(
-    runs: pd.DataFrame, out: Path, stem: str, title: str = "", datasets: dict | None = None
-) -> list[Path]:
-    """2-D datasets: one row of panels per dataset, one panel per variant (and ε), points
-    coloured by the first run's labels (runs saved with ``save_labels``), matched to the
-    data's classes so a group keeps its colour across panels; noise points grey. Points are
-    reloaded through the spec's dataset entries (``datasets``: display key -> DatasetSpec)."""
-    from .. import data
-
-    datasets = datasets or {}
-    runs = runs[runs["labels"].notna()] if "labels" in runs else runs.iloc[:0]
-    firsts = runs.groupby(["dataset", "variant", "epsilon"], sort=False, dropna=False).head(1)
-    firsts = firsts.assign(_series=_series_labels(firsts, "save_labels"))
-    rows = list(dict.fromkeys(firsts["dataset"])) or [""]
-    ncols = max([int((firsts["dataset"] == r).sum()) for r in rows] + [1])
-    fig, axes = plt.subplots(
-        len(rows), ncols, figsize=(3.4 * ncols, 3.3 * len(rows)), squeeze=False
-    )
-    for ax in axes.flat:
-        ax.set_visible(False)
-    palette = plt.get_cmap("tab10")
-    noise = False
-    for r, key in enumerate(rows):
-        panel = firsts[firsts["dataset"] == key]
-        if not len(panel):
-            continue
-        ds = data.load(datasets[key].name, **datasets[key].kwargs)
-        for ax, (_, row) in zip(axes[r], panel.iterrows()):
-            ax.set_visible(True)
-            lab = _matched(np.array(json.loads(row["labels"])), ds.classes)
-            colours = [palette(v % 10) if v >= 0 else (0.7, 0.7, 0.7, 1.0) for v in lab]
-            noise = noise or bool(np.any(lab < 0))
-            ax.scatter(ds.raw[:, 0], ds.raw[:, 1], c=colours, s=6)
-            eps = "" if not math.isfinite(row["epsilon"]) else f", ε={row['epsilon']:g}"
-            ax.set_title(f"{row['_series']}{eps}", fontsize=8)
-            ax.set_xticks([])
-            ax.set_yticks([])
-        axes[r][0].set_ylabel(panel["dataset_label"].iloc[0], fontsize=9)
-    if noise:
-        fig.text(0.5, 0.0, "grey: noise points (in no cluster)", ha="center", fontsize=8)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return _save(fig, out, stem)
-
-
-def table(summary: pd.DataFrame, out: Path, stem: str, metrics: tuple[str, ...]) -> list[Path]:
-    """Table III: one row per dataset × variant × ε, ``mean ± std`` of every metric;
-    written as ``<stem>.csv`` and ``<stem>.md``."""
-    from ..results import atomic_write_text, to_csv
-
-    present = [m for m in metrics if f"{m}_mean" in summary.columns]
-    rows = []
-    for _, r in summary.iterrows():
-        eps = "" if not math.isfinite(r["epsilon"]) else f"{r['epsilon']:g}"
-        rows.append(
-            {
-                "dataset": r["dataset_label"],
-                "method": r["variant"],
-                "epsilon": eps,
-                "n": int(r["n"]),
-                **{m: f"{r[f'{m}_mean']:.3f} ± {r[f'{m}_std']:.3f}" for m in present},
-            }
-        )
-    df = pd.DataFrame(rows)
-    head = "| " + " | ".join(df.columns) + " |"
-    sep = "|" + "---|" * len(df.columns)
-    body = ["| " + " | ".join(str(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    paths = [out / f"{stem}.csv", out / f"{stem}.md"]
-    atomic_write_text(paths[0], to_csv(df))
-    atomic_write_text(paths[1], "\n".join([head, sep, *body]) + "\n")
-    return paths
+    return save(fig, out, stem)
 
 
 # --- one drawer per kind (dpcluster/plotting/kinds.py), called as draw(spec, summary, out)

@@ -1,0 +1,137 @@
+"""What every figure shares: matplotlib off-screen, one colour per series, one legend per
+figure, short log grids ticked at their values, series labels, and atomic saving."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from ..results import atomic_write_bytes  # noqa: E402
+
+
+def legend(ax, **kwargs) -> None:
+    """A legend when the panel has labelled lines (a panel whose every value is NaN has none)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**kwargs)
+
+
+#: the shaded band's entry in every legend that has one
+BAND_LABEL = "shaded: 95 % CI of the mean"
+
+
+def colours(names) -> dict:
+    """One colour per series name for the whole figure, so a series has the same colour
+    in every panel (tab10, then tab20 beyond ten series)."""
+    names = list(dict.fromkeys(names))
+    cmap = plt.get_cmap("tab10" if len(names) <= 10 else "tab20")
+    return {n: cmap(i % cmap.N) for i, n in enumerate(names)}
+
+
+def figure_legend(fig, axes, band: bool = False) -> None:
+    """One legend for the whole figure (the series of every panel, each once), in the first
+    unused panel when there is one, else below the panels; ``band`` adds the shaded
+    band's meaning."""
+    from matplotlib.patches import Patch
+
+    handles, labels = [], []
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            if label not in labels:
+                handles.append(h)
+                labels.append(label)
+    if band:
+        handles.append(Patch(facecolor="grey", alpha=0.2))
+        labels.append(BAND_LABEL)
+    if not handles:
+        return
+    spare = [ax for ax in fig.axes if not ax.get_visible()]
+    if spare:
+        spare[0].set_visible(True)
+        spare[0].axis("off")
+        spare[0].legend(handles, labels, loc="center", fontsize=8, frameon=False)
+    else:
+        fig.legend(
+            handles,
+            labels,
+            loc="upper center",
+            bbox_to_anchor=(0.5, 0.0),
+            ncol=min(4, len(labels)),
+            fontsize=8,
+            frameon=False,
+        )
+
+
+def log_ticks(ax, values) -> None:
+    """A log axis ticked at the data's own x values when there are few of them (labels as
+    plain numbers, no minor labels), so short grids get no overlapping labels."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    xs = sorted({float(v) for v in values if np.isfinite(v) and v > 0})
+    if 1 < len(xs) <= 8:
+        ax.xaxis.set_major_locator(FixedLocator(xs))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def save(fig, out: Path, stem: str) -> list[Path]:
+    paths = []
+    for ext in ("png", "pdf"):
+        buf = io.BytesIO()
+        meta = {"CreationDate": None} if ext == "pdf" else {"Software": None}
+        fig.savefig(buf, format=ext, dpi=150, bbox_inches="tight", metadata=meta)
+        path = out / f"{stem}.{ext}"
+        atomic_write_bytes(path, buf.getvalue())
+        paths.append(path)
+    plt.close(fig)
+    return paths
+
+
+def x_values(sub: pd.DataFrame, x: str) -> pd.Series:
+    """x from a summary column (d, k, epsilon, step) or from the variant's params JSON."""
+    if x in sub.columns:
+        return sub[x].astype(float)
+    return sub["params"].map(lambda p: float(json.loads(p).get(x, math.nan)))
+
+
+def defaults(algorithm: str) -> dict:
+    """The registry's parameter defaults of ``algorithm`` ({} for one it does not know)."""
+    from ..experiments import lookup
+
+    try:
+        return {k: p.default for k, p in lookup(algorithm).params.items()}
+    except (KeyError, TypeError):
+        return {}
+
+
+def series_labels(s: pd.DataFrame, x: str) -> pd.Series:
+    """algorithm + the parameters (other than x) that vary within the figure. A parameter
+    is left out of a series' label where it is at its default and does not vary among the
+    series that agree on the other parameters (κ on the plain estimate, which ignores it)."""
+    params = list(s["params"].map(json.loads))
+    keys = sorted({k for p in params for k in p if k != x})
+    varying = [k for k in keys if len({json.dumps(p.get(k)) for p in params}) > 1]
+
+    def moves(k, p) -> bool:
+        others = [k2 for k2 in varying if k2 != k]
+        peers = [q for q in params if all(q.get(o) == p.get(o) for o in others)]
+        return len({json.dumps(q.get(k)) for q in peers}) > 1
+
+    def label(alg, p):
+        default = defaults(alg)
+        shown = ", ".join(
+            f"{k}={p[k]}"
+            for k in varying
+            if k in p and (moves(k, p) or k not in default or p[k] != default[k])
+        )
+        return f"{alg}({shown})" if shown else alg
+
+    return pd.Series([label(a, p) for a, p in zip(s["algorithm"], params)], index=s.index)
