@@ -420,3 +420,18 @@ def test_progress_names_its_phases_and_the_last_call_writes_the_tables(tmp_path)
     calls.clear()  # a rerun with every cell finished only writes the tables
     harness.run_spec(_spec(tmp_path), tmp_path / "out", progress=lambda *a: calls.append(a))
     assert [c[3] for c in calls] == [WRITING]
+
+
+def test_dry_run_estimate_is_calibrated_by_this_machines_measured_cells(tmp_path):
+    from dpcluster.harness.estimate import FACTOR_BOUNDS, STARTUP_S, calibration, estimate
+
+    sp = _spec(tmp_path)
+    cells = harness.expand(sp)
+    assert calibration(tmp_path / "results") == (1.0, 0)  # nothing measured yet
+    before = estimate(cells, jobs=2, results_root=tmp_path / "results")
+    assert before.measured_cells == 0 and before.wall_s >= STARTUP_S
+    harness.run_spec(sp, tmp_path / "results" / "tiny")
+    factor, measured = calibration(tmp_path / "results")
+    assert measured == len({c.id for c in cells}) and FACTOR_BOUNDS[0] <= factor <= FACTOR_BOUNDS[1]
+    after = estimate(cells, jobs=2, results_root=tmp_path / "results")
+    assert after.factor == factor and after.core_s == pytest.approx(before.core_s * factor)

@@ -90,16 +90,32 @@ def run(
         sets = spec.parse_overrides(overrides)
         specs = [spec.load(path, sets) for path in spec_paths]  # every error before any work
         if dry_run:
+            from ..harness.estimate import estimate
+
+            every = []
             for sp in specs:
                 cells = harness.expand(sp)
+                every += cells
                 costs = {c.id: harness.cell_cost(c) for c in cells}  # one per computation
                 for c in cells:
                     click.echo(f"{c.id}  {c.n_runs:6d} runs  ~{costs[c.id]:9.1f}s  {c.describe()}")
                 click.echo(
                     f"{sp.path}: {len(cells)} cells ({len(costs)} distinct "
-                    f"computations), {sum(c.n_runs for c in cells):,} runs, "
-                    f"~{sum(costs.values()) / 60:.1f} core-minutes if nothing is reused"
+                    f"computations), {sum(c.n_runs for c in cells):,} runs"
                 )
+            guess = estimate(every, jobs)
+            basis = (
+                f"the cost model scaled by {guess.factor:.2g}, from {guess.measured_cells} "
+                "cells this machine measured (results/*/timing.csv)"
+                if guess.measured_cells
+                else "the cost model as fitted (no cell measured on this machine yet)"
+            )
+            click.echo(
+                f"estimate if nothing is reused: about {_duration(guess.wall_s)} wall with "
+                f"--jobs {jobs} ({guess.core_s / 60:.1f} core-minutes of cells"
+                + (", plus a first compilation of the kernels" if guess.cold else "")
+                + f"); {basis}"
+            )
             return
         for sp in specs:  # data, k ≤ N and size errors surface before any work
             for warning in harness.check_spec(sp):
@@ -157,3 +173,7 @@ def run(
             )
         failed = failed or bool(report.failures) or bool(report.nonfinite)
     sys.exit(EXIT_FAILED_RUNS if failed else EXIT_OK)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
