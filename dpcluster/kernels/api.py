@@ -174,6 +174,6 @@ def _grid_pass(weights, m, C, r, with_sse, distances):
         sums,
         out,
         with_sse,
-        single=distances == "float32",
+        float32=distances == "float32",
     )
     return counts.T[:R].copy(), np.transpose(sums, (2, 0, 1))[:R].copy(), out[:R].copy()

@@ -167,10 +167,10 @@ def _accumulator(D: int, F, masked: bool):
 
 
 def accumulate_batched(
-    X, w, Ct, counts, sums, single: bool = False, masked: bool | None = None
+    X, w, Ct, counts, sums, float32: bool = False, masked: bool | None = None
 ) -> None:
     """:func:`_accumulate` with the dimension as a literal for d = 1..10 (see there);
-    ``single`` compares distances in float32; ``masked`` (default: k ≤ ``BATCH_MASKED_MAX_K``)
+    ``float32``: compare distances in float32; ``masked`` (default: k ≤ ``BATCH_MASKED_MAX_K``)
     picks the masked accumulation, with the same results.
 
     With the defaults (float64, ``masked=None``), a batch of at least ``UNROLLED_MIN_RUNS``
@@ -178,14 +178,14 @@ def accumulate_batched(
     once that shape pays its compilation back (:func:`.dispatch.wanted`).
     """
     k, d, R = Ct.shape
-    eligible = not single and masked is None and R >= UNROLLED_MIN_RUNS and unroll_points(k, d)
+    eligible = not float32 and masked is None and R >= UNROLLED_MIN_RUNS and unroll_points(k, d)
     generated = eligible and dispatch.wanted(k, d)
     if generated and accumulate_unrolled(X, w, Ct, counts, sums):
         dispatch.ran_generated(k, d)
         return
     masked = k <= BATCH_MASKED_MAX_K if masked is None else bool(masked)
     kernel = _accumulator(
-        d if d in LITERAL_DIMS else 0, np.float32 if single else np.float64, masked
+        d if d in LITERAL_DIMS else 0, np.float32 if float32 else np.float64, masked
     )
     with dispatch.timed_loop(k, d, counted=bool(eligible and not generated)):
         kernel(X, w, Ct, counts, sums)

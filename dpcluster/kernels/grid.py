@@ -231,7 +231,7 @@ def _close_subtree(s, parent, child, x, n):
 
 
 @functools.cache
-def _specialise(K: int, single: bool):
+def _specialise(K: int, float32: bool):
     """An njit wrapper calling :func:`_grid_accumulate` with L = ``GRID_LANES`` and k = ``K``
     frozen as compile-time literals.
 
@@ -240,7 +240,7 @@ def _specialise(K: int, single: bool):
     faster at k = 5..10 (``scripts/bench_algorithms.py``), with bit-identical results.
     """
 
-    F = np.float32 if single else np.float64
+    F = np.float32 if float32 else np.float64
 
     @njit(cache=True)
     def grid_accumulate_k(w, m, r, Ct, counts, sums, sse, with_sse):
@@ -249,7 +249,7 @@ def _specialise(K: int, single: bool):
     return grid_accumulate_k
 
 
-def grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse=True, single=False) -> None:
+def grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse=True, float32=False) -> None:
     """:func:`_grid_accumulate` for centroids Ct (k, d, R); the caller pads R to a multiple
-    of ``GRID_LANES``. ``single`` compares distances in float32 (see ``F`` there)."""
-    _specialise(Ct.shape[0], bool(single))(w, m, r, Ct, counts, sums, sse, bool(with_sse))
+    of ``GRID_LANES``. ``float32``: compare distances in float32 (see ``F`` there)."""
+    _specialise(Ct.shape[0], bool(float32))(w, m, r, Ct, counts, sums, sse, bool(with_sse))
