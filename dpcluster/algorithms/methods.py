@@ -1,5 +1,6 @@
-"""Every central k-means method by name, on records already in the working cube, with the
-public box they live in: what :class:`~dpcluster.DPKMeans` and ``auto`` run.
+"""One fit per central k-means method, on records already in the working cube, with the
+public box they live in: what the registry's entries declare as their ``fit``, so what
+:class:`~dpcluster.DPKMeans` runs by name, and what ``auto`` runs.
 
 The records lie in the centred public box ∏ [-r_j, r_j] inside [-1, 1]^d. Starts are drawn
 inside it and are data-independent, so they cost nothing. DPLloyd, LSH-splits and the
@@ -105,30 +106,13 @@ def fit_auto(Z, k, epsilon, rng, r=1.0):
     return auto(Z, k, epsilon, rng, r)
 
 
-#: every central method by name: what ``auto`` and :func:`run` dispatch to
-FITS = {
-    "auto": fit_auto,
-    "dplloyd": fit_dplloyd,
-    "dplloyd_improved": fit_dplloyd_improved,
-    "eugkm": fit_eugkm,
+#: what :func:`~dpcluster.algorithms.auto.choose` may pick, and the fit that runs it (the
+#: registry, dpcluster/experiments/, maps every method name to its fit)
+CHOSEN = {
     "hybrid": fit_hybrid,
-    "gkm": fit_gkm,
-    "pgkm": fit_pgkm,
-    "lsh_splits": fit_lsh_splits,
     "private_mean": fit_private_mean,
+    "dplloyd_improved": fit_dplloyd_improved,
 }
-
-
-def run(method: str, Z: np.ndarray, k: int, eps: float, rng, r=1.0, params=None) -> DPResult:
-    """One fit of ``method`` on Z (N, d) inside the centred box ∏ [-r_j, r_j]; ``r`` is one
-    radius or (d,) radii (:func:`radius`), ``params`` the method's own.
-
-    The defaults differ from the papers' protocol where measurement says so
-    (docs/utility.md): DPLloyd starts from a sphere-packing set and holds a centre whose
-    noisy count is noise."""
-    if method not in FITS:
-        raise ValueError(f"unknown method {method!r}; known: {', '.join(FITS)}")
-    return FITS[method](Z, k, eps, rng, radius(r, Z.shape[1]), **dict(params or {}))
 
 
 def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0) -> DPResult:
@@ -139,7 +123,7 @@ def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0) -> DPResult:
     N, d = np.shape(X)
     r = radius(r, d)
     method, reason = choose(N, k, d, epsilon, r)
-    res = FITS[method](X, k, epsilon, rng, r)
+    res = CHOSEN[method](X, k, epsilon, rng, r)
     res.ledger.choices.append(f"auto chose {method}: {reason}")
     return DPResult(
         res.centroids, res.ledger, res.iterations, {**res.info, "chosen": method, "reason": reason}

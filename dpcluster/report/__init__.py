@@ -91,13 +91,9 @@ def run_folders(results_dir: Path) -> list[Path]:
     """Every folder with a summary.csv: the latest invocation's first (by its start time),
     and by name within one invocation."""
     folders = sorted(p.parent for p in Path(results_dir).glob("*/summary.csv"))
-    latest_first = sorted(folders, key=lambda f: _meta(f, "started"), reverse=True)
-    return sorted(latest_first, key=lambda f: (_order(f, latest_first), f.name))
-
-
-def _order(folder: Path, latest_first: list[Path]) -> int:
-    starts = list(dict.fromkeys(_meta(f, "started") for f in latest_first))
-    return starts.index(_meta(folder, "started"))
+    started = {f: _meta(f, "started") for f in folders}
+    order = sorted(set(started.values()), reverse=True)
+    return sorted(folders, key=lambda f: (order.index(started[f]), f.name))
 
 
 def runs_section(results_dir: Path) -> list[str]:
