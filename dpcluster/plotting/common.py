@@ -125,8 +125,10 @@ def series_labels(s: pd.DataFrame, x: str) -> pd.Series:
         peers = [q for q in params if all(q.get(o) == p.get(o) for o in others)]
         return len({json.dumps(q.get(k)) for q in peers}) > 1
 
+    default_of = {alg: defaults(alg) for alg in set(s["algorithm"])}
+
     def label(alg, p):
-        default = defaults(alg)
+        default = default_of[alg]
         shown = ", ".join(
             f"{k}={p[k]}"
             for k in varying
