@@ -435,3 +435,22 @@ def test_dry_run_estimate_is_calibrated_by_this_machines_measured_cells(tmp_path
     assert measured == len({c.id for c in cells}) and FACTOR_BOUNDS[0] <= factor <= FACTOR_BOUNDS[1]
     after = estimate(cells, jobs=2, results_root=tmp_path / "results")
     assert after.factor == factor and after.core_s == pytest.approx(before.core_s * factor)
+
+
+def test_dry_run_charges_compilation_only_for_shapes_this_install_has_not_run(
+    tmp_path, monkeypatch
+):
+    from dpcluster.harness.estimate import SHARED_SHAPES, compile_seconds
+
+    monkeypatch.setenv("DPCLUSTER_CACHE", str(tmp_path / "cache"))  # the marks; numba keeps its
+    sp = _spec(tmp_path)
+    cells = harness.expand(sp)
+    cold = compile_seconds(cells, jobs=2)
+    keys = {harness.plan.compile_key(c): c.info.compile_s for c in cells}
+    assert cold == pytest.approx(SHARED_SHAPES * max(keys.values()) + sum(keys.values()) / 2)
+    harness.run_spec(sp, tmp_path / "out")
+    assert compile_seconds(cells, jobs=2) == 0.0  # every (entry, k, d) marked by the run
+    wider = {"name": "synthetic", "params": {"N": 600, "k": 4, "d": 3}}
+    for c in harness.expand(_spec(tmp_path, datasets=[wider])):
+        # a new shape costs its entry's compile_s, without the shared kernels' base
+        assert compile_seconds([c], jobs=1) == pytest.approx(c.info.compile_s)

@@ -113,7 +113,11 @@ def run(
             click.echo(
                 f"estimate if nothing is reused: about {_duration(guess.wall_s)} wall with "
                 f"--jobs {jobs} ({guess.core_s / 60:.1f} core-minutes of cells"
-                + (", plus a first compilation of the kernels" if guess.cold else "")
+                + (
+                    f", plus about {_duration(guess.compile_s)} compiling kernels"
+                    if guess.compile_s
+                    else ""
+                )
                 + f"); {basis}"
             )
             return

@@ -263,6 +263,11 @@ _RANGE = Param(
 )
 
 
+#: Paper B's few numba kernels (Hamming distances, consistence, kCluster) compile in a
+#: fraction of a second per shape (docs/performance.md)
+COMPILE_S = 0.3
+
+
 def _entry(
     name,
     summary,
@@ -287,6 +292,7 @@ def _entry(
         metrics,
         cost=cost,
         preflight=lambda shape: next((p for c in checks if (p := c(shape))), None),
+        compile_s=COMPILE_S,
     )
 
 
@@ -418,6 +424,7 @@ PAPER_B: dict[str, AlgorithmInfo] = {
             "pairs": Param(10000, int, "random pairs scored", minimum=1),
         },
         repeat=3,
+        cost=costs.vertical,
         preflight=_two_parties,
     ),
     "kmeans": _clusterer(

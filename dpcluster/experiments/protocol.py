@@ -196,6 +196,9 @@ class AlgorithmInfo:
     preflight: Callable[[CellShape], tuple[str, str] | None] | None = None
     #: how DPKMeans runs it (``DPKMeans(method=name)``); None: not a central k-means method
     fit: CentralFit | None = None
+    #: rough seconds its first cell of a new (k, d) spends compiling kernels on this
+    #: install (``run --dry-run`` only; fitted in docs/performance.md)
+    compile_s: float = 2.0
 
 
 def independent_runs(
@@ -211,6 +214,7 @@ def independent_runs(
     canonical=None,
     preflight=None,
     fit: CentralFit | None = None,
+    compile_s: float = 2.0,
 ) -> AlgorithmInfo:
     """An entry whose protocol is ``repeat`` independent runs (no init sets)."""
     return AlgorithmInfo(
@@ -227,6 +231,7 @@ def independent_runs(
         canonical=canonical,
         preflight=preflight,
         fit=fit,
+        compile_s=compile_s,
     )
 
 

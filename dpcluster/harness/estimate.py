@@ -4,7 +4,10 @@ The entries' cost models (:func:`~.plan.cell_cost`, fitted once on a measured
 ``make reproduce-all``) are scaled by this machine's own measurements when it has any: the
 ``timing.csv`` of every results folder under the results root, set against what the model
 predicts for the same cells. To the cells' work, divided over the workers, it adds the
-start of the workers and, when the kernel cache is empty, the first compilations.
+start of the process and its workers and the first compilations: a base when this install
+has compiled nothing yet, and each entry's ``compile_s`` for every (entry, k, d) the kernel
+cache has no mark of (:func:`~.plan.compile_key`). ``scripts/bench_estimate.py`` measures
+how close it comes, spec by spec.
 """
 
 from __future__ import annotations
@@ -15,16 +18,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..cache import cache_root
+from ..cache import any_warm, is_warm
 from .cells import Cell, expand
 from .folders import _previous, _spec_location, spec_folders
-from .plan import cell_cost
+from .plan import cell_cost, compile_key
 
 #: seconds a run takes besides its cells: the interpreter, the imports, the workers' start
-STARTUP_S = 8.0
-#: seconds the first run on a machine spends compiling the kernels (fig1-s1 from cold,
-#: docs/performance.md); a warm cache loads them in about a second
-COLD_COMPILE_S = 20.0
+STARTUP_S = 3.0
+#: an install's first compilation of the kernels every shape shares costs about this many
+#: shapes' ``compile_s`` (Paper A's: about 8 s; docs/performance.md); a warm cache loads
+#: them in about a second
+SHARED_SHAPES = 4.0
 #: the calibration factor is kept within these bounds (a handful of odd cells must not
 #: move every estimate by orders of magnitude)
 FACTOR_BOUNDS = (0.2, 5.0)
@@ -35,14 +39,14 @@ class Estimate:
     """cells: cells to compute; core_s: their work in core-seconds (calibrated); wall_s: the
     predicted wall-clock time with ``jobs`` workers; factor: this machine's measured time
     over the model's (1.0 when nothing was measured yet); measured_cells: how many cells
-    that factor rests on; cold: whether the kernel cache is empty."""
+    that factor rests on; compile_s: the first compilations included in ``wall_s``."""
 
     cells: int
     core_s: float
     wall_s: float
     factor: float
     measured_cells: int
-    cold: bool
+    compile_s: float
 
 
 def _measured(out: Path) -> list[tuple[float, float]]:
@@ -85,26 +89,31 @@ def calibration(results_root: Path | str = "results") -> tuple[float, int]:
     return min(hi, max(lo, measured / predicted)), len(pairs)
 
 
-def _cold() -> bool:
-    try:
-        return not any((cache_root() / "numba").rglob("*.nbi"))
-    except OSError:
-        return True
+def compile_seconds(cells: list[Cell], jobs: int) -> float:
+    """The first compilations ``cells`` would pay on this install: the shared kernels once
+    (the workers compile them side by side), then each unmarked (entry, k, d)'s
+    ``compile_s``, spread over the workers (seconds)."""
+    new = {key: c.info.compile_s for c in cells if not is_warm(key := compile_key(c))}
+    if not new:
+        return 0.0
+    shared = 0.0 if any_warm() else SHARED_SHAPES * max(new.values())
+    return shared + sum(new.values()) / max(1, jobs)
 
 
 def estimate(cells: list[Cell], jobs: int, results_root: Path | str = "results") -> Estimate:
     """The wall-clock time ``cells`` (distinct computations) take with ``jobs`` workers."""
     factor, measured = calibration(results_root)
-    costs = sorted((cell_cost(c) * factor for c in {c.id: c for c in cells}.values()), reverse=True)
+    unique = list({c.id: c for c in cells}.values())
+    costs = sorted((cell_cost(c) * factor for c in unique), reverse=True)
     core = sum(costs)
     wall = max(core / max(1, jobs), costs[0] if costs else 0.0)
-    cold = _cold()
-    wall += STARTUP_S + (COLD_COMPILE_S if cold and costs else 0.0)
+    compiling = compile_seconds(unique, jobs)
+    wall += STARTUP_S + compiling
     return Estimate(
         cells=len(costs),
         core_s=core,
         wall_s=wall,
         factor=factor,
         measured_cells=measured,
-        cold=cold,
+        compile_s=compiling,
     )

@@ -88,6 +88,14 @@ def cell_cost(cell: Cell) -> float:
     return CELL_OVERHEAD_S + work
 
 
+def compile_key(cell: Cell) -> str:
+    """What a cell compiles on first contact: its entry and data shape (k, d); the harness
+    marks it in the kernel cache once computed, ``run --dry-run`` charges the entry's
+    ``compile_s`` for each key not yet marked."""
+    source = cell.algorithm.source or ""
+    return f"{cell.algorithm.name}@{source}:k={cell.shape.k}:d={cell.shape.d}"
+
+
 class Failure(NamedTuple):
     """A cell that failed: what it was, the one-line error, and the traceback."""
 

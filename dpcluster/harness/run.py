@@ -17,12 +17,13 @@ from pathlib import Path
 import pandas as pd
 
 from .. import __version__, results
+from ..cache import mark_warm
 from ..errors import DpclusterError, ResultsError
 from ..spec import Spec
 from .backends import BACKENDS, _execute, _execute_dask
 from .cells import Cell, _git_commit
 from .folders import _history, _previous, _relative, _tables, spec_inputs
-from .plan import Failure, _data_warnings, _Plan, _plan, cell_cost
+from .plan import Failure, _data_warnings, _Plan, _plan, cell_cost, compile_key
 
 
 @dataclass(kw_only=True)
@@ -134,6 +135,8 @@ def _run_plans(plans, jobs, force, progress, backend, scheduler) -> list[RunRepo
                 results.write_failure(plan.out, cid, failure._asdict())
             else:
                 results.write_cell(plan.out, cid, outcome.rows, outcome.meta)
+        if not outcome.error and backend != "dask":  # compiled on this machine
+            mark_warm(compile_key(outcome.cell))
         work_done += cost[cid]
         if progress:
             work = work_done / work_total if work_total > 0 else 1.0
