@@ -42,8 +42,8 @@ def distance_error(shape: CellShape) -> float:
     n = 2,000); a plain estimate scores ``pairs`` pairs of s-bit codes."""
     N, p = shape.N, shape.params
     if p.get("method") == "consistence":
-        return shape.repeat * N * N * 7e-7
-    return shape.repeat * (N * N * 1e-7 + p["pairs"] * p["s"] * 1e-8)
+        return shape.repeat * N * N * 9e-7
+    return shape.repeat * (N * N * 1.3e-7 + p["pairs"] * p["s"] * 1.3e-8)
 
 
 def distance_matrix(shape: CellShape) -> float:
