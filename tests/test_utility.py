@@ -11,7 +11,7 @@ from sklearn.datasets import make_blobs
 
 from dpcluster import DPKMeans
 from dpcluster.algorithms.auto import choose
-from dpcluster.algorithms.dplloyd import dplloyd, shrink_to_mean
+from dpcluster.algorithms.dplloyd import dplloyd
 from dpcluster.algorithms.lsh_splits import lsh_splits
 from dpcluster.algorithms.methods import auto
 from dpcluster.algorithms.reference import private_mean
@@ -175,46 +175,6 @@ def test_an_empty_centre_holds_instead_of_drifting_on_noise():
     drifted = dplloyd(X, 2, 1.0, init, np.random.default_rng(1), min_count=0.0)
     assert np.array_equal(held.centroids[1], init[1])
     assert not np.array_equal(drifted.centroids[1], init[1])
-
-
-def test_shrinkage_leaves_clear_centres_and_pulls_noise_to_the_released_mean():
-    C = np.array([[[0.5, 0.5], [-0.5, -0.5], [0.9, -0.9]]])  # (R=1, k=3, d=2)
-    noisy_c = np.array([[100.0, 300.0, 2.0]])
-    noisy_s = C * noisy_c[..., None]
-    released = np.array([[True, True, False]])  # the third centre held: left alone
-    mu = noisy_s.sum(axis=1) / noisy_c.sum()
-    clear = shrink_to_mean(C, noisy_c, noisy_s, released, 1e-6, 1e-6)
-    assert np.allclose(clear, C, atol=1e-9)
-    noisy = shrink_to_mean(C, noisy_c, noisy_s, released, 50.0, 50.0)
-    assert np.allclose(noisy[0, :2], mu) and np.array_equal(noisy[0, 2], C[0, 2])
-    some = shrink_to_mean(C, noisy_c, noisy_s, released, 0.5, 2.0)
-    gap = np.linalg.norm(some[0, :2] - mu, axis=1) / np.linalg.norm(C[0, :2] - mu, axis=1)
-    assert np.all((gap > 0) & (gap < 1))  # strictly between the centre and the mean
-
-
-def test_shrinkage_keeps_weak_clusters_near_the_private_mean_and_strong_ones_where_they_are():
-    """On clusters far below the noise (N/k small, ε small) the estimator's DPLloyd with
-    shrinkage costs no more than the private mean (median of 20 seeds, within the seeds'
-    own spread); on strong clusters it matches the unshrunk fit."""
-    X, _ = make_blobs(400, n_features=16, centers=4, cluster_std=3.0, random_state=1)
-    bounds = (X.min(axis=0), X.max(axis=0))
-
-    def cost(method, eps, **params):
-        out = []
-        for seed in range(20):
-            est = DPKMeans(4, eps, method=method, bounds=bounds, random_state=seed,
-                           method_params=params).fit(X)
-            out.append(-est.score(X))
-        return np.median(out)
-
-    mean = cost("private_mean", 0.1)
-    assert cost("dplloyd_improved", 0.1) <= 1.1 * mean < cost("dplloyd_improved", 0.1, shrink=False)
-    strong, _ = make_blobs(4000, n_features=2, centers=4, cluster_std=0.3, random_state=1)
-    b = (strong.min(axis=0), strong.max(axis=0))
-    a = DPKMeans(4, 2.0, method="dplloyd_improved", bounds=b, random_state=3).fit(strong)
-    p = DPKMeans(4, 2.0, method="dplloyd_improved", bounds=b, random_state=3,
-                 method_params={"shrink": False}).fit(strong)
-    assert np.allclose(a.cluster_centers_, p.cluster_centers_, atol=0.05 * np.ptp(strong))
 
 
 def test_auto_is_the_default_and_reports_its_choice():

@@ -144,7 +144,6 @@ def dplloyd_batch(
     min_count: float | str = 0.0,
     r=1.0,
     stats=None,
-    shrink: bool = False,
 ) -> tuple[np.ndarray, Ledger]:
     """Run R independent DPLloyd runs in one pass over the data per iteration.
 
@@ -159,8 +158,6 @@ def dplloyd_batch(
     iterations     t.  split: ``"sensitivity"`` (A1) or ``"improved"`` (A2, uses ``rho``).
     min_count      a centre whose noisy count is ≤ this holds; ``"noise"``:
                    :func:`empty_threshold` of the iteration's budget.
-    shrink         pull each centre released in the last iteration toward the released
-                   mean by its own noise (:func:`shrink_to_mean`; post-processing).
     stats          ``stats(X, C (R, k, d)) -> (counts (R, k), sums (R, k, d))``; default
                    :func:`distinct_cluster_stats` in the first iteration and
                    :func:`~dpcluster.kernels.cluster_stats` after it (runs in SIMD
@@ -237,35 +234,7 @@ def dplloyd_batch(
         ok = noisy_c > min_count
         means = np.clip(noisy_s / np.where(ok, noisy_c, 1.0)[..., None], -r, r)
         C = np.where(ok[..., None], means, C)
-    if shrink:
-        C = shrink_to_mean(C, noisy_c, noisy_s, ok, count_mech.scale, sum_mech.scale, r)
     return C, ledger
-
-
-def shrink_to_mean(C, noisy_c, noisy_s, released, count_scale, sum_scale, r=1.0) -> np.ndarray:
-    """Empirical-Bayes shrinkage of the last iteration's centres toward the mean of the
-    released statistics, μ = Σ_j S̃_j / Σ_j ñ_j: post-processing of released values only.
-
-    C (R, k, d) centres; noisy_c (R, k) and noisy_s (R, k, d) the last iteration's noisy
-    counts and sums; released (R, k) the centres set from them (the others held and are
-    left alone); count_scale and sum_scale the Laplace scales b_n and b_s (per coordinate).
-    A centre c_j = S̃_j/ñ_j carries noise of total variance about
-    v_j = 2 (d b_s² + ‖c_j‖² b_n²) / ñ_j² (first-order), and ‖c_j − μ‖² estimates its
-    signal plus v_j; the centre moves to μ + λ_j (c_j − μ) with
-    λ_j = max(0, 1 − v_j / ‖c_j − μ‖²). Where clusters stand well above the noise, λ ≈ 1
-    and nothing changes; where a centre is mostly noise, it lands near the mean, so the
-    result is never much worse than the private-mean reference (docs/utility.md).
-    """
-    total = noisy_c.sum(axis=1)
-    ok = total > 0
-    mu = np.clip(noisy_s.sum(axis=1) / np.where(ok, total, 1.0)[:, None], -r, r)  # (R, d)
-    d = C.shape[2]
-    n = np.where(released, noisy_c, 1.0)
-    var = 2.0 * (d * sum_scale**2 + (C**2).sum(axis=2) * count_scale**2) / n**2
-    gap = ((C - mu[:, None, :]) ** 2).sum(axis=2)
-    lam = np.clip(1.0 - var / np.maximum(gap, 1e-300), 0.0, 1.0)
-    moved = released & ok[:, None]
-    return np.where(moved[..., None], mu[:, None, :] + lam[..., None] * (C - mu[:, None, :]), C)
 
 
 def dplloyd(
@@ -277,7 +246,6 @@ def dplloyd(
     iterations: int = 5,
     min_count: float | str = 0.0,
     r=1.0,
-    shrink: bool = False,
 ) -> DPResult:
     """DPLloyd (A1) from one initial set ``init`` (k, d). Noise comes from ``rng``: one child
     stream for the counts and one for the sums (``rng.spawn(2)``)."""
@@ -292,7 +260,6 @@ def dplloyd(
         min_count=min_count,
         r=r,
         stats=single_set_stats,
-        shrink=shrink,
     )
     return DPResult(C[0], ledger, iterations, {"split": "sensitivity"})
 
@@ -306,7 +273,6 @@ def dplloyd_improved(
     rho: float = RHO,
     min_count: float | str = 0.0,
     r=1.0,
-    shrink: bool = False,
 ) -> DPResult:
     """Improved DPLloyd (A2) from ``init`` (k, d; use a sphere-packing set for the paper's
     variant): count:sum split ``(4dρ²)^(1/3) : 1`` per coordinate, t from the ε_m rule."""
@@ -325,6 +291,5 @@ def dplloyd_improved(
         min_count=min_count,
         r=r,
         stats=single_set_stats,
-        shrink=shrink,
     )
     return DPResult(C[0], ledger, t, {"split": "improved", "c": improved_ratio(d, rho)})

@@ -51,24 +51,19 @@ def _lloyd_start(k: int, Z: np.ndarray, r, rng, init: str) -> np.ndarray:
     return rng.uniform(box[0], box[1], size=(k, Z.shape[1]))
 
 
-def fit_dplloyd(
-    Z, k, epsilon, rng, r=1.0, init="sphere_packing", min_count="noise", shrink=True, **params
-):
+def fit_dplloyd(Z, k, epsilon, rng, r=1.0, init="sphere_packing", min_count="noise", **params):
     """A1 from a sphere-packing start (``init: uniform`` is the paper's), holding a centre
-    whose noisy count is noise (``min_count: 0`` is the paper's) and shrinking the last
-    centres toward the released mean by their noise (``shrink: false`` is the paper's)."""
+    whose noisy count is noise (``min_count: 0`` is the paper's)."""
     start = _lloyd_start(k, Z, r, rng, init)
-    return dplloyd(Z, k, epsilon, start, rng, r=r, min_count=min_count, shrink=shrink, **params)
+    return dplloyd(Z, k, epsilon, start, rng, r=r, min_count=min_count, **params)
 
 
 def fit_dplloyd_improved(
-    Z, k, epsilon, rng, r=1.0, init="sphere_packing", min_count="noise", shrink=True, **params
+    Z, k, epsilon, rng, r=1.0, init="sphere_packing", min_count="noise", **params
 ):
-    """A2 with :func:`fit_dplloyd`'s start, hold and shrinkage."""
+    """A2 with :func:`fit_dplloyd`'s start and hold."""
     start = _lloyd_start(k, Z, r, rng, init)
-    return dplloyd_improved(
-        Z, k, epsilon, start, rng, r=r, min_count=min_count, shrink=shrink, **params
-    )
+    return dplloyd_improved(Z, k, epsilon, start, rng, r=r, min_count=min_count, **params)
 
 
 def fit_eugkm(Z, k, epsilon, rng, r=1.0, init_sets=30, **params):

@@ -140,13 +140,7 @@ _LLOYD_START = {
         str,
         "start: sphere_packing (the estimator's) or uniform (the paper's A1)",
         choices=("sphere_packing", "uniform"),
-    ),
-    "shrink": Param(
-        True,
-        bool,
-        "pull the last centres toward the released mean by their own noise "
-        "(post-processing; false is the paper's)",
-    ),
+    )
 }
 _GRID_STARTS = {"init_sets": Param(30, int, "uniform start sets in the box", minimum=1)}
 
