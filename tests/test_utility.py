@@ -146,6 +146,38 @@ def test_auto_takes_each_branch_of_its_rule(N, k, d, eps, expected):
 # --- the estimator's geometry and defaults --------------------------------------------------
 
 
+def test_the_estimators_dplloyd_makes_one_full_budget_pass_only_where_clusters_are_weak():
+    from dpcluster.algorithms.dplloyd import (
+        SINGLE_PASS,
+        estimator_iterations,
+        improved_iterations,
+        pass_margin,
+    )
+
+    cases = [(2048, 2, 16, 0.1), (351, 2, 34, 2.0), (2048, 2, 16, 2.0), (10**5, 5, 8, 1.0)]
+    for N, k, d, eps in cases:
+        t = estimator_iterations(eps, N, k, d)
+        weak = pass_margin(N, k, d, eps) < SINGLE_PASS
+        assert t == (1 if weak else improved_iterations(eps, N, k, d))
+    assert [estimator_iterations(e, N, k, d) for N, k, d, e in cases[:3]] == [1, 1, 2]
+    X, _ = make_blobs(351, n_features=34, centers=2, random_state=0)
+    bounds = (X.min(axis=0), X.max(axis=0))
+    one = DPKMeans(2, 2.0, method="dplloyd_improved", bounds=bounds, random_state=0).fit(X)
+    a2 = DPKMeans(
+        2,
+        2.0,
+        method="dplloyd_improved",
+        bounds=bounds,
+        random_state=0,
+        method_params={"single_pass": False},
+    ).fit(X)
+    assert one.n_iter_ == 1 and a2.n_iter_ == 2
+    for est in (one, a2):  # either way the whole budget, and no more
+        assert est.ledger_.total_epsilon == pytest.approx(2.0)
+    auto = DPKMeans(2, 2.0, bounds=bounds, random_state=0).fit(X)
+    assert auto.method_ == "dplloyd_improved" and "one pass" in auto.reason_
+
+
 def test_common_scaling_keeps_distances_in_proportion():
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 1, (200, 2)) * [100.0, 1.0]  # one feature 100x wider

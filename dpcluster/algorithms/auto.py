@@ -16,14 +16,15 @@ benchmark showed it needs:
    noisy count at which improved DPLloyd's centre is mostly noise
    (:func:`~.dplloyd.empty_threshold`): most centres would be held at their starts, and
    the mean spends the whole budget on the one thing that can be estimated.
-3. **Improved DPLloyd** otherwise (sphere-packing start, empty centres held;
-   :mod:`.methods`).
+3. **Improved DPLloyd** otherwise (sphere-packing start, empty centres held, and one pass
+   with all of ε where N/k is below ``SINGLE_PASS`` times a single pass's noise floor:
+   :func:`~.dplloyd.estimator_iterations`; :mod:`.methods`).
 """
 
 from __future__ import annotations
 
 from ..analysis import mse
-from .dplloyd import empty_threshold, improved_iterations, improved_split
+from .dplloyd import SINGLE_PASS, estimator_iterations, improved_iterations, pass_margin
 from .eugkm import MAX_CELLS, cells_per_axis
 
 #: the largest d for which ``auto`` considers a grid synopsis
@@ -33,11 +34,8 @@ HOPELESS = 0.9
 
 
 def noise_margin(N: int, k: int, d: int, epsilon: float, r=1.0) -> float:
-    """N/k over :func:`~.dplloyd.empty_threshold` of improved DPLloyd's iteration budget:
-    how many times larger an average cluster is than the count at which its mean's noise
-    is half the box's radius."""
-    t = improved_iterations(epsilon, N, k, d)
-    return (N / k) / empty_threshold(improved_split(epsilon / t, d), r)
+    """:func:`~.dplloyd.pass_margin` of A2's iteration budget ε/t."""
+    return pass_margin(N, k, d, epsilon / improved_iterations(epsilon, N, k, d), r)
 
 
 def choose(N: int, k: int, d: int, epsilon: float, r=1.0) -> tuple[str, str]:
@@ -58,7 +56,9 @@ def choose(N: int, k: int, d: int, epsilon: float, r=1.0) -> tuple[str, str]:
             f"N/k = {N / k:.3g} records per cluster is {margin:.2f} times DPLloyd's noise "
             f"floor (< {HOPELESS}): every centre would be noise"
         )
+    t = estimator_iterations(epsilon, N, k, d, r)
     return "dplloyd_improved", (
         f"N/k is {margin:.2f} times DPLloyd's noise floor"
         + ("" if d <= GRID_MAX_D else f"; d = {d} > {GRID_MAX_D} rules out a grid")
+        + (f"; one pass with all of ε (below {SINGLE_PASS:g} times its floor)" if t == 1 else "")
     )

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..data import sphere_packing
 from .auto import choose
-from .dplloyd import DPResult, dplloyd, dplloyd_improved
+from .dplloyd import RHO, DPResult, dplloyd, dplloyd_improved, estimator_iterations
 from .eugkm import eugkm
 from .gkm import gkm
 from .hybrid import hybrid
@@ -59,11 +59,27 @@ def fit_dplloyd(Z, k, epsilon, rng, r=1.0, init="sphere_packing", min_count="noi
 
 
 def fit_dplloyd_improved(
-    Z, k, epsilon, rng, r=1.0, init="sphere_packing", min_count="noise", **params
+    Z,
+    k,
+    epsilon,
+    rng,
+    r=1.0,
+    init="sphere_packing",
+    min_count="noise",
+    single_pass=True,
+    iterations=0,
+    **params,
 ):
-    """A2 with :func:`fit_dplloyd`'s start and hold."""
+    """A2 with :func:`fit_dplloyd`'s start and hold, and one pass with all of ε where the
+    clusters are weak (:func:`~.dplloyd.estimator_iterations`; ``single_pass: false``
+    keeps A2's t rule). ``iterations`` > 0 fixes t."""
     start = _lloyd_start(k, Z, r, rng, init)
-    return dplloyd_improved(Z, k, epsilon, start, rng, r=r, min_count=min_count, **params)
+    if iterations == 0 and single_pass:
+        N, d = np.shape(Z)
+        iterations = estimator_iterations(epsilon, N, k, d, r, params.get("rho", RHO))
+    return dplloyd_improved(
+        Z, k, epsilon, start, rng, r=r, min_count=min_count, iterations=iterations, **params
+    )
 
 
 def fit_eugkm(Z, k, epsilon, rng, r=1.0, init_sets=30, **params):

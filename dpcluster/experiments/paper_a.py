@@ -214,7 +214,16 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         ),
         methods.fit_dplloyd_improved,
         dplloyd_improved,
-        extra=_LLOYD_START,
+        extra={
+            **_LLOYD_START,
+            "single_pass": Param(
+                True,
+                bool,
+                "one pass with all of ε where N/k is below 10 times a pass's noise floor "
+                "(docs/utility.md); false: A2's t rule",
+            ),
+            "iterations": Param(0, int, "t; 0: the rule above", minimum=0),
+        },
     ),
     "eugkm": _with_fit(
         AlgorithmInfo(
