@@ -51,7 +51,7 @@ REFERENCES = ("kmeans", "private_mean")
 PAPER_A1 = {
     "method": "dplloyd",
     "scaling": "per_feature",
-    "method_params": {"init": "uniform", "min_count": 0.0, "shrink": False},
+    "method_params": {"init": "uniform", "min_count": 0.0},
 }
 
 
