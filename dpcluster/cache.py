@@ -45,13 +45,18 @@ def use_for_numba() -> None:
             pass
 
 
+#: the packages whose sources numba compiles
+COMPILED = ("kernels", "ldp")
+
+
 @functools.cache
 def _install_key() -> str:
-    """This install's sources: their folder and content. numba keeps one cache per source
-    folder and recompiles a file it sees edited, so marks are kept per (folder, content)."""
+    """This install's compiled sources: their folder and content. numba keeps one cache
+    per source folder and recompiles a file it sees edited, so marks are kept per (folder,
+    content)."""
     package = Path(__file__).resolve().parent
     digest = hashlib.sha256(str(package).encode())
-    for path in sorted(package.rglob("*.py")):
+    for path in sorted(p for sub in COMPILED for p in (package / sub).rglob("*.py")):
         digest.update(path.relative_to(package).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]

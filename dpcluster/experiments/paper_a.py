@@ -235,6 +235,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
             run_cell=eugkm_cell,
             count_runs=lambda shape: shape.repeat,
             cost=costs.grid,
+            compile_on=("k",),  # the grid kernel is compiled per k (kernels/grid.py)
             canonical=eugkm_canonical,
             arithmetic=("distances",),
             preflight=_grid_fits(),
@@ -339,6 +340,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
             run_cell=hybrid_cell,
             count_runs=hybrid_runs,
             cost=lambda shape: costs.grid(shape, share=0.5),  # an upper bound: EUGkM at ε/2
+            compile_on=("k", "d"),  # EUGkM's grid per k, then DPLloyd's kernels per d
             arithmetic=("distances",),
             preflight=_hybrid_grid_fits,
             params={

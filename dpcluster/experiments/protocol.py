@@ -196,9 +196,11 @@ class AlgorithmInfo:
     preflight: Callable[[CellShape], tuple[str, str] | None] | None = None
     #: how DPKMeans runs it (``DPKMeans(method=name)``); None: not a central k-means method
     fit: CentralFit | None = None
-    #: rough seconds its first cell of a new (k, d) spends compiling kernels on this
-    #: install (``run --dry-run`` only; fitted in docs/performance.md)
-    compile_s: float = 2.0
+    #: the shape values its kernels are compiled for ("k", "d"): a cell with a value this
+    #: entry has not run on this install yet compiles (``run --dry-run`` only)
+    compile_on: tuple[str, ...] = ("d",)
+    #: rough seconds each such new value costs (fitted in docs/performance.md)
+    compile_s: float = 3.0
 
 
 def independent_runs(
@@ -214,7 +216,7 @@ def independent_runs(
     canonical=None,
     preflight=None,
     fit: CentralFit | None = None,
-    compile_s: float = 2.0,
+    compile_s: float = 3.0,
 ) -> AlgorithmInfo:
     """An entry whose protocol is ``repeat`` independent runs (no init sets)."""
     return AlgorithmInfo(

@@ -5,9 +5,9 @@ The entries' cost models (:func:`~.plan.cell_cost`, fitted once on a measured
 ``timing.csv`` of every results folder under the results root, set against what the model
 predicts for the same cells. To the cells' work, divided over the workers, it adds the
 start of the process and its workers and the first compilations: a base when this install
-has compiled nothing yet, and each entry's ``compile_s`` for every (entry, k, d) the kernel
-cache has no mark of (:func:`~.plan.compile_key`). ``scripts/bench_estimate.py`` measures
-how close it comes, spec by spec.
+has compiled nothing yet, and each entry's ``compile_s`` for every shape value its kernels
+are compiled for that the kernel cache has no mark of (:func:`~.plan.compile_keys`).
+``scripts/bench_estimate.py`` measures how close it comes, spec by spec.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pandas as pd
 from ..cache import any_warm, is_warm
 from .cells import Cell, expand
 from .folders import _previous, _spec_location, spec_folders
-from .plan import cell_cost, compile_key
+from .plan import cell_cost, compile_keys
 
 #: seconds a run takes besides its cells: the interpreter, the imports, the workers' start
 STARTUP_S = 3.0
@@ -91,9 +91,9 @@ def calibration(results_root: Path | str = "results") -> tuple[float, int]:
 
 def compile_seconds(cells: list[Cell], jobs: int) -> float:
     """The first compilations ``cells`` would pay on this install: the shared kernels once
-    (the workers compile them side by side), then each unmarked (entry, k, d)'s
-    ``compile_s``, spread over the workers (seconds)."""
-    new = {key: c.info.compile_s for c in cells if not is_warm(key := compile_key(c))}
+    (the workers compile them side by side), then each unmarked key's ``compile_s``,
+    spread over the workers (seconds)."""
+    new = {key: c.info.compile_s for c in cells for key in compile_keys(c) if not is_warm(key)}
     if not new:
         return 0.0
     shared = 0.0 if any_warm() else SHARED_SHAPES * max(new.values())

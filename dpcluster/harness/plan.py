@@ -88,12 +88,14 @@ def cell_cost(cell: Cell) -> float:
     return CELL_OVERHEAD_S + work
 
 
-def compile_key(cell: Cell) -> str:
-    """What a cell compiles on first contact: its entry and data shape (k, d); the harness
-    marks it in the kernel cache once computed, ``run --dry-run`` charges the entry's
-    ``compile_s`` for each key not yet marked."""
-    source = cell.algorithm.source or ""
-    return f"{cell.algorithm.name}@{source}:k={cell.shape.k}:d={cell.shape.d}"
+def compile_keys(cell: Cell) -> list[str]:
+    """What a cell compiles on first contact: one key per shape value its entry's kernels
+    are compiled for (``compile_on``: DPLloyd's per d, EUGkM's grid per k). The harness
+    marks them in the kernel cache once the cell is computed; ``run --dry-run`` charges
+    the entry's ``compile_s`` for each key not yet marked."""
+    info, shape = cell.info, cell.shape
+    entry = f"{cell.algorithm.name}@{cell.algorithm.source or ''}"
+    return [f"{entry}:{axis}={getattr(shape, axis)}" for axis in info.compile_on]
 
 
 class Failure(NamedTuple):

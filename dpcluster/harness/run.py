@@ -23,7 +23,7 @@ from ..spec import Spec
 from .backends import BACKENDS, _execute, _execute_dask
 from .cells import Cell, _git_commit
 from .folders import _history, _previous, _relative, _tables, spec_inputs
-from .plan import Failure, _data_warnings, _Plan, _plan, cell_cost, compile_key
+from .plan import Failure, _data_warnings, _Plan, _plan, cell_cost, compile_keys
 
 
 @dataclass(kw_only=True)
@@ -136,7 +136,8 @@ def _run_plans(plans, jobs, force, progress, backend, scheduler) -> list[RunRepo
             else:
                 results.write_cell(plan.out, cid, outcome.rows, outcome.meta)
         if not outcome.error and backend != "dask":  # compiled on this machine
-            mark_warm(compile_key(outcome.cell))
+            for key in compile_keys(outcome.cell):
+                mark_warm(key)
         work_done += cost[cid]
         if progress:
             work = work_done / work_total if work_total > 0 else 1.0
