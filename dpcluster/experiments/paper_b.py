@@ -265,7 +265,7 @@ _RANGE = Param(
 
 #: Paper B's few numba kernels (Hamming distances, consistence, kCluster) compile in a
 #: fraction of a second per shape (docs/performance.md)
-COMPILE_S = 0.3
+COMPILE_S = 0.5
 
 
 def _entry(
