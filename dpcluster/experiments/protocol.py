@@ -168,6 +168,10 @@ def central_fit(
     return CentralFit(function, params)
 
 
+#: seconds a Paper A entry's first cell of a new k or d spends compiling (run --dry-run)
+COMPILE_S = 3.0
+
+
 @dataclass(frozen=True)
 class AlgorithmInfo:
     name: str
@@ -200,7 +204,7 @@ class AlgorithmInfo:
     #: entry has not run on this install yet compiles (``run --dry-run`` only)
     compile_on: tuple[str, ...] = ("d",)
     #: rough seconds each such new value costs (fitted in docs/performance.md)
-    compile_s: float = 3.0
+    compile_s: float = COMPILE_S
 
 
 def independent_runs(
@@ -216,7 +220,7 @@ def independent_runs(
     canonical=None,
     preflight=None,
     fit: CentralFit | None = None,
-    compile_s: float = 3.0,
+    compile_s: float = COMPILE_S,
 ) -> AlgorithmInfo:
     """An entry whose protocol is ``repeat`` independent runs (no init sets)."""
     return AlgorithmInfo(
