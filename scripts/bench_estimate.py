@@ -8,6 +8,7 @@ table gives the estimate over the measured time; the issue's target is a ratio w
 
     python scripts/bench_estimate.py configs/smoke*.yaml configs/fig4.yaml --jobs 2
     python scripts/bench_estimate.py configs/fig1-s1.yaml --cold   # empty kernel cache too
+    python scripts/bench_estimate.py configs/fig2.yaml --cold --keep /tmp/est  # keep results
 
 ``--cold`` points ``DPCLUSTER_CACHE`` at a new folder for both the estimate and the run, so
 the first compilations are measured (and predicted) as a new user meets them.
@@ -43,12 +44,14 @@ def _env(cache: Path | None) -> dict[str, str]:
     return env
 
 
-def measure(spec: Path, jobs: int, cold: bool) -> tuple[dict, float]:
-    """(the estimate, the measured wall seconds) of one spec run in a new empty folder."""
+def measure(spec: Path, jobs: int, cold: bool, keep: Path | None = None) -> tuple[dict, float]:
+    """(the estimate, the measured wall seconds) of one spec run in a new empty folder,
+    a temporary one, or ``keep/<spec>`` (which must not exist) to keep its results."""
     import json
 
     with tempfile.TemporaryDirectory(prefix="dpc-est-") as tmp:
-        work = Path(tmp)
+        work = Path(tmp) if keep is None else keep / spec.stem
+        work.mkdir(parents=True, exist_ok=keep is None)
         cache = work / "cache" if cold else None
         env = _env(cache)
         out = subprocess.run(
@@ -76,12 +79,15 @@ def main() -> None:
     ap.add_argument("specs", nargs="+", type=Path)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--cold", action="store_true", help="an empty kernel cache for each spec")
+    ap.add_argument(
+        "--keep", type=Path, help="run each spec in KEEP/<spec name> and keep its results there"
+    )
     args = ap.parse_args()
     print("| spec | cells | estimate (s) | compiling (s) | measured (s) | estimate / measured |")
     print("|---|---|---|---|---|---|")
     worst = 1.0
     for spec in args.specs:
-        guess, wall = measure(spec.resolve(), args.jobs, args.cold)
+        guess, wall = measure(spec.resolve(), args.jobs, args.cold, args.keep)
         ratio = guess["wall_s"] / wall
         worst = max(worst, ratio, 1 / ratio)
         print(

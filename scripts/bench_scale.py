@@ -7,9 +7,13 @@ For each N, in a fresh interpreter (so peak memory is that fit's own):
   * ``eugkm``: one EUGkM synopsis, d = 2, k = 10, ε = 1, one init set;
 and prints seconds (the best and the median of ``--repeat`` fits on the same data), peak
 resident memory over the data's size (the whole process, and what the fits added above
-the process with its data loaded), and for DPLloyd the roofline max(5 passes over the data
-at the measured read bandwidth, 5·3·N·k·d flops at the measured matmul rate), both rates
-the best of three in the same run, with the ratios best / roofline and median / roofline.
+the process with its data loaded), and the roofline, both rates the best of three in the
+same run, with the ratios best / roofline and median / roofline:
+  * DPLloyd: max(5 passes over the data at the measured read bandwidth, 5·3·N·k·d flops at
+    the measured matmul rate);
+  * EUGkM: max(one pass over the data at the read bandwidth, (t + 1)·m^d·k·2 flops at the
+    matmul rate): an add and a compare per cell and centroid in each of the t Lloyd passes
+    and the final SSE pass (the cell centres are never read: they are computed).
 
     python scripts/bench_scale.py [--sizes 1e5,1e6,1e7] [--repeat 3]
 """
@@ -48,12 +52,13 @@ walls = []
 for _ in range(repeat):
     t = time.perf_counter()
     if which == "dplloyd":
-        dplloyd(X, k, 1.0, init, np.random.default_rng(2))
+        res = dplloyd(X, k, 1.0, init, np.random.default_rng(2))
     else:
-        eugkm(X, k, 1.0, init[None], np.random.default_rng(2), max_iter=20)
+        res = eugkm(X, k, 1.0, init[None], np.random.default_rng(2), max_iter=20)
     walls.append(time.perf_counter() - t)
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({"walls": walls, "peak": peak, "before": base, "data": X.nbytes}))
+print(json.dumps({"walls": walls, "peak": peak, "before": base, "data": X.nbytes,
+                  "passes": int(res.iterations), "cells": int(res.info.get("cells", 0))}))
 """
 
 
@@ -101,10 +106,10 @@ def main() -> int:
             best, median = min(r["walls"]), statistics.median(r["walls"])
             if which == "dplloyd":
                 bound = max(5 * N * d * 8 / bandwidth, 5 * 3 * N * k * d / flops)
-                ratios = f"{best / bound:.2f} | {median / bound:.2f}"
-                bound_s = f"{bound:.3f}"
-            else:
-                bound_s, ratios = "–", "– | –"
+            else:  # one read of the data; the Lloyd passes and the final SSE pass over cells
+                bound = max(N * d * 8 / bandwidth, (r["passes"] + 1) * r["cells"] * k * 2 / flops)
+            ratios = f"{best / bound:.2f} | {median / bound:.2f}"
+            bound_s = f"{bound:.3f}"
             print(
                 f"| {which} d={d} k={k} | {N:,} | {best:.3f} | {median:.3f} | {bound_s} | "
                 f"{ratios} | {r['peak'] / r['data']:.2f} | "

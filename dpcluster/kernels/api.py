@@ -175,5 +175,6 @@ def _grid_pass(weights, m, C, r, with_sse, distances):
         out,
         with_sse,
         float32=distances == "float32",
+        runs=R,
     )
     return counts.T[:R].copy(), np.transpose(sums, (2, 0, 1))[:R].copy(), out[:R].copy()

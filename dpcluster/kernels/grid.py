@@ -50,7 +50,7 @@ def cell_centres(m: int, d: int, r: float = 1.0) -> np.ndarray:
 
 
 @njit(cache=True)
-def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, L, K, F):
+def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, runs, L, K, F):
     """Weighted Lloyd statistics of the ``m^d`` grid cell centres, without materialising them.
 
     Every cell c of the uniform grid on ``[-r, r]^d`` (C order, as :func:`grid_counts`) is a
@@ -67,6 +67,8 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, L, K, F):
     OUT sse    (R,)      Σ_c w_c min_j ||c − o^j||², or zeros when ``with_sse`` is False
     IN  with_sse  bool   the Lloyd iterations need only counts and sums; skipping the SSE
                          saves ~6% and leaves counts and sums bit-identical
+    IN  runs   int       the caller's own runs (≤ R): later lanes are padding, searched with
+                         the rest but left out of counts and sums (zeros there)
 
     IN  L, K   runs per lane block and k, both compile-time literals (see
                :func:`grid_accumulate`)
@@ -108,6 +110,8 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, L, K, F):
         a0 = np.int64(task // nblocks)
         blk = task % nblocks
         r0 = blk * L
+        nreal = min(L, runs - r0)  # lanes past the caller's runs are padding: not summed
+        nmask = nl if nreal == L else nreal  # (a full block keeps the masked add's fast loop)
         T = Tb[blk]
         dig = np.zeros(d, np.int64)
         dig[0] = a0
@@ -151,9 +155,9 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, L, K, F):
                     # the scalar scatter below (same additions in the same order)
                     wx = wc * xa
                     for j in range(K):
-                        _masked_add(WL, SL, bj, F(j * L), j * nl, wc, wx, nl)
+                        _masked_add(WL, SL, bj, F(j * L), j * nl, wc, wx, nmask)
                 else:
-                    for b in range(L):
+                    for b in range(nreal):
                         t = int(bj[b]) + b
                         WL[t] += wc
                         SL[t] += wc * xa
@@ -243,13 +247,20 @@ def _specialise(K: int, float32: bool):
     F = np.float32 if float32 else np.float64
 
     @njit(cache=True)
-    def grid_accumulate_k(w, m, r, Ct, counts, sums, sse, with_sse):
-        _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, GRID_LANES, K, F)
+    def grid_accumulate_k(w, m, r, Ct, counts, sums, sse, with_sse, runs):
+        _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, runs, GRID_LANES, K, F)
 
     return grid_accumulate_k
 
 
-def grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse=True, float32=False) -> None:
+def grid_accumulate(
+    w, m, r, Ct, counts, sums, sse, with_sse=True, float32=False, runs=None
+) -> None:
     """:func:`_grid_accumulate` for centroids Ct (k, d, R); the caller pads R to a multiple
-    of ``GRID_LANES``. ``float32``: compare distances in float32 (see ``F`` there)."""
-    _specialise(Ct.shape[0], bool(float32))(w, m, r, Ct, counts, sums, sse, bool(with_sse))
+    of ``GRID_LANES`` with copies, and ``runs`` (default R) says how many are its own: the
+    padding is searched with them (a whole vector costs the same) but its counts and sums
+    are not accumulated, so a fit from one set costs about a third of 32 sets, not all of
+    it. ``float32``: compare distances in float32 (see ``F`` there)."""
+    runs = Ct.shape[2] if runs is None else int(runs)
+    kernel = _specialise(Ct.shape[0], bool(float32))
+    kernel(w, m, r, Ct, counts, sums, sse, bool(with_sse), runs)
