@@ -17,9 +17,13 @@ Output is a Markdown table of seconds per cell and ratios.
 dataset x every epsilon, 30 initial sets x 100 runs, 5 iterations each), once with today's
 kernels and once with the reference scatter kernel, interleaved cell by cell, and stops if
 the two give different centroids in any cell (they must agree bit for bit).
+The machine line names the CPU numba compiles for and its widest vectors; to measure the
+AVX2 code on a machine that also has AVX-512, target an AVX2 CPU (the DGEMM reference is
+numpy's, whatever it picks).
 Usage:
     python scripts/bench_lloyd.py [--ref-runs 100] [--shapes s1,adult,lifesci,gowalla-synth]
     python scripts/bench_lloyd.py --workload
+    NUMBA_CPU_NAME=znver2 DPCLUSTER_CACHE=/tmp/avx2 python scripts/bench_lloyd.py --workload
 """
 
 from __future__ import annotations
@@ -67,6 +71,20 @@ def machine_roofline() -> tuple[float, float]:
     return flops, big.nbytes / best
 
 
+def vector_isa() -> str:
+    """What numba compiles the kernels for: its target CPU and widest vector extension
+    (``NUMBA_CPU_NAME=znver2`` targets AVX2 on any x86-64 machine that has it)."""
+    import llvmlite.binding as llvm
+    from numba.core import config
+
+    name = config.CPU_NAME or llvm.get_host_cpu_name()
+    features = config.CPU_FEATURES or llvm.get_host_cpu_features().flatten()
+    if config.CPU_NAME and not config.CPU_FEATURES:
+        return f"target {name} (that CPU's features)"
+    isa = "AVX-512" if "+avx512f" in features else "AVX2" if "+avx2" in features else "SSE"
+    return f"target {name}, {isa}"
+
+
 def _timed(fn) -> float:
     t = time.perf_counter()
     fn()
@@ -105,7 +123,10 @@ def workload() -> None:
     )
     sets, runs_per_set = spec["init"]["sets"], 100
     flops, _ = machine_roofline()
-    print(f"machine: {os.cpu_count()} cores; matmul {flops / 1e9:.1f} GFLOP/s\n")
+    print(
+        f"machine: {os.cpu_count()} cores; matmul {flops / 1e9:.1f} GFLOP/s; "
+        f"kernels: {vector_isa()}\n"
+    )
     print(
         "| dataset | N | d | k | cells | dpcluster s | reference s | speed-up "
         "| FLOP bound s | % of it |"
@@ -169,7 +190,7 @@ def main() -> None:
     flops, bw = machine_roofline()
     print(
         f"machine: {os.cpu_count()} cores; matmul {flops / 1e9:.1f} GFLOP/s; "
-        f"read {bw / 1e9:.1f} GB/s\n"
+        f"read {bw / 1e9:.1f} GB/s; kernels: {vector_isa()}\n"
     )
     print(
         "| shape | dpcluster s/cell | reference kernel s/cell | vs reference | float32 s/cell "
