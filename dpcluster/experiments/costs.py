@@ -9,8 +9,12 @@ from ..algorithms.eugkm import cells_per_axis
 from ..kernels import GRID_LANES
 from .protocol import CellShape
 
-#: seconds per (grid cell · centroid · lane · iteration) of the grid kernel
-GRID_UNIT_S = 5.3e-10
+#: seconds per (grid cell · lane · centroid · iteration) of the grid kernel's search
+GRID_SEARCH_S = 1.6e-10
+#: seconds per (grid cell · lane · iteration) of adding each cell to its cluster's sums
+GRID_SUM_S = 4.1e-10
+#: seconds per Lloyd iteration besides the grid (the centroid tables, the update in NumPy)
+GRID_PASS_S = 2.6e-5
 #: seconds per (record · centroid · coordinate) of one fitness pass over a candidate pool
 POOL_UNIT_S = 1.05e-10
 #: seconds per (record · centroid · coordinate · per-block Lloyd iteration) of GkM
@@ -18,13 +22,18 @@ GKM_UNIT_S = 2e-9
 
 
 def grid(shape: CellShape, share: float = 1.0) -> float:
-    """EUGkM's work: ``repeat`` synopses × 32-lane blocks × max_iter passes over m^d cells
-    (on noise-dominated grids nearly every run uses all max_iter iterations). ``share``:
-    the fraction of ε EUGkM gets (the hybrid's ε/2)."""
+    """EUGkM's work: ``repeat`` synopses × max_iter passes (on noise-dominated grids nearly
+    every run uses all of them) over m^d cells × 32-lane blocks, each (cell, lane) searched
+    over k centroids and added to its cluster. ``share``: the fraction of ε EUGkM gets
+    (the hybrid's ε/2). Fitted to Figure 2's 342 EUGkM cells on an idle 2-core machine
+    (two workers; docs/performance.md): their total within 1 %, each cell over 5 s within
+    0.78–1.33× of its time."""
     p = shape.params
     m = cells_per_axis(shape.N, shape.epsilon * share, shape.d, p["theta"], p["rounding"])
     lanes = -(-shape.n_init // GRID_LANES) * GRID_LANES
-    return shape.repeat * lanes * p["max_iter"] * float(m) ** shape.d * shape.k * GRID_UNIT_S
+    passes = shape.repeat * p["max_iter"]
+    per_pass = float(m) ** shape.d * lanes * (shape.k * GRID_SEARCH_S + GRID_SUM_S)
+    return passes * (per_pass + GRID_PASS_S)
 
 
 def gkm(shape: CellShape) -> float:
