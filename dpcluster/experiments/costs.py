@@ -1,7 +1,8 @@
 """Cost estimates (rough seconds on one core) that schedule cells heaviest first and weight
-the progress ETA. They never affect results. The constants are fitted to the per-cell wall
-times of a measured `make reproduce-all` (two workers busy), so they describe this 2-core
-machine; docs/performance.md has the fit."""
+the progress ETA, and that ``run --dry-run`` adds up. They never affect results. The
+constants are fitted to per-cell wall times measured with two workers busy (the grid's on
+Figure 2, the others on a `make reproduce-all`), so they describe this project's 2-core
+machines; docs/performance.md compares the estimates with measured runs."""
 
 from __future__ import annotations
 
