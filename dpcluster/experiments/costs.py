@@ -10,16 +10,21 @@ from ..algorithms.eugkm import cells_per_axis
 from ..kernels import GRID_LANES
 from .protocol import CellShape
 
+# The same code ran 1.6-1.7x faster on 2026-12-04 than on 2026-12-03 (docs/performance.md),
+# so each constant sits 1.25x above the faster day's fit: within about 1.3x either way.
+
 #: seconds per (grid cell · lane · centroid · iteration) of the grid kernel's search
-GRID_SEARCH_S = 1.6e-10
+GRID_SEARCH_S = 2.0e-10
 #: seconds per (grid cell · lane · iteration) of adding each cell to its cluster's sums
-GRID_SUM_S = 4.1e-10
+GRID_SUM_S = 5.1e-10
 #: seconds per Lloyd iteration besides the grid (the centroid tables, the update in NumPy)
-GRID_PASS_S = 2.6e-5
+GRID_PASS_S = 3.3e-5
 #: seconds per (record · centroid · coordinate) of one fitness pass over a candidate pool
-POOL_UNIT_S = 1.05e-10
+POOL_UNIT_S = 6.7e-11
 #: seconds per (record · centroid · coordinate · per-block Lloyd iteration) of GkM
-GKM_UNIT_S = 2e-9
+GKM_UNIT_S = 7.5e-10
+#: seconds per (run · record · centroid · coordinate) of a batched DPLloyd cell (t ≤ 5)
+LLOYD_BATCH_S = 8.6e-10
 
 
 def grid(shape: CellShape, share: float = 1.0) -> float:
@@ -28,13 +33,18 @@ def grid(shape: CellShape, share: float = 1.0) -> float:
     over k centroids and added to its cluster. ``share``: the fraction of ε EUGkM gets
     (the hybrid's ε/2). Fitted to Figure 2's 342 EUGkM cells on an idle 2-core machine
     (two workers; docs/performance.md): their total within 1 %, each cell over 5 s within
-    0.78–1.33× of its time."""
+    0.78–1.33× of its time (before the 1.25 above)."""
     p = shape.params
     m = cells_per_axis(shape.N, shape.epsilon * share, shape.d, p["theta"], p["rounding"])
     lanes = -(-shape.n_init // GRID_LANES) * GRID_LANES
     passes = shape.repeat * p["max_iter"]
     per_pass = float(m) ** shape.d * lanes * (shape.k * GRID_SEARCH_S + GRID_SUM_S)
     return passes * (per_pass + GRID_PASS_S)
+
+
+def dplloyd(shape: CellShape) -> float:
+    """DPLloyd's runs (``repeat`` per init set) share each batched pass over the records."""
+    return shape.repeat * shape.n_init * shape.N * shape.k * shape.d * LLOYD_BATCH_S
 
 
 def gkm(shape: CellShape) -> float:

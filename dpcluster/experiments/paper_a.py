@@ -184,6 +184,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
             repeat_default=100,
             repeat_doc="runs per init set",
             run_cell=lambda c: dplloyd_cell(c, improved=False),
+            cost=costs.dplloyd,
             params={
                 "iterations": Param(5, int, "t, iterations (ε/t each)", minimum=1),
                 "min_count": _MIN_COUNT,
@@ -201,6 +202,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
             repeat_default=100,
             repeat_doc="runs per init set",
             run_cell=lambda c: dplloyd_cell(c, improved=True),
+            cost=costs.dplloyd,
             params={
                 "rho": Param(
                     RHO,

@@ -1,12 +1,13 @@
 """What ``run --dry-run`` predicts: a spec's wall-clock time on this machine.
 
 The entries' cost models (:func:`~.plan.cell_cost`, fitted on measured runs of the
-bundled specs; docs/performance.md) are scaled by this machine's own measurements when it has any: the
-``timing.csv`` of every results folder under the results root, set against what the model
-predicts for the same cells. To the cells' work, divided over the workers, it adds the
-start of the process and its workers and the first compilations: a base when this install
-has compiled nothing yet, and each entry's ``compile_s`` for every shape value its kernels
-are compiled for that the kernel cache has no mark of (:func:`~.plan.compile_keys`).
+bundled specs; docs/performance.md) are scaled by this machine's own measurements when it
+has any: the ``timing.csv`` of every results folder under the results root, set against
+what the model predicts for the same cells. To the cells' work, divided over the workers,
+it adds the start of the process and its workers and the first compilations: a base when
+this install has compiled nothing yet, and each entry's ``compile_s`` for every shape value
+its kernels are compiled for that the kernel cache has no mark of
+(:func:`~.plan.compile_keys`).
 ``scripts/bench_estimate.py`` measures how close it comes, spec by spec.
 """
 
