@@ -58,21 +58,21 @@ def gene(shape: CellShape) -> float:
 
 
 def distance_error(shape: CellShape) -> float:
-    """Paper B Fig. 5: Algorithm 1 over all n² pairs dominates (~2.8 s per run at
+    """Paper B Fig. 5: Algorithm 1 over all n² pairs dominates (~2 s per run at
     n = 2,000); a plain estimate scores ``pairs`` pairs of s-bit codes."""
     N, p = shape.N, shape.params
     if p.get("method") == "consistence":
-        return shape.repeat * N * N * 9e-7
-    return shape.repeat * (N * N * 1.3e-7 + p["pairs"] * p["s"] * 1.3e-8)
+        return shape.repeat * N * N * 6.5e-7
+    return shape.repeat * (N * N * 9.4e-8 + p["pairs"] * p["s"] * 9.4e-9)
 
 
 def distance_matrix(shape: CellShape) -> float:
     """Paper B clustering: the n×n estimated-distance matrix over d attributes of s bits
-    (DPBV on digits: ~4 s per run); the non-private baselines work on the plain values
-    (~0.15 s per run on digits)."""
+    (DPBV on digits: ~3 s per run); the non-private baselines work on the plain values
+    (~0.1 s per run on digits)."""
     N, d, s = shape.N, shape.d, shape.params.get("s")
-    per_pair = s * 1.6e-11 if s is not None else 5e-10
-    return shape.repeat * (N * N * d * per_pair + N * shape.k * d * 1e-7)
+    per_pair = s * 1.2e-11 if s is not None else 3.8e-10
+    return shape.repeat * (N * N * d * per_pair + N * shape.k * d * 7.5e-8)
 
 
 def vertical(shape: CellShape) -> float:
@@ -80,5 +80,5 @@ def vertical(shape: CellShape) -> float:
     (non-decomposition), or the R² values of every scored pair (decomposition)."""
     p = shape.params
     if p["method"] == "decomposition":
-        return shape.repeat * p["pairs"] * p["s"] * 2.2e-8
-    return shape.repeat * shape.N * (shape.d - shape.d // 2) * p["s"] * 1.6e-8
+        return shape.repeat * p["pairs"] * p["s"] * 7.3e-9
+    return shape.repeat * shape.N * (shape.d - shape.d // 2) * p["s"] * 5.3e-9

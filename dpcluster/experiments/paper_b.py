@@ -263,9 +263,15 @@ _RANGE = Param(
 )
 
 
-#: Paper B's few numba kernels (Hamming distances, consistence, kCluster) compile in a
-#: fraction of a second per shape (docs/performance.md)
+#: seconds Paper B's numba kernels take to compile per new shape (run --dry-run): about a
+#: second for the clusterers and the distance errors (Hamming distances, Algorithm 1,
+#: kCluster), a fraction of one for the rest; fitted on the smoke specs
+#: (docs/performance.md)
 COMPILE_S = 0.5
+#: ... for the entries that cluster or run Algorithm 1
+COMPILE_HEAVY_S = 1.0
+#: ... for the BV profile, which compiles almost nothing
+COMPILE_LIGHT_S = 0.25
 
 
 def _entry(
@@ -279,6 +285,7 @@ def _entry(
     metrics=("mae", "rmse"),
     cost=None,
     preflight=None,
+    compile_s=COMPILE_S,
 ):
     checks = [_encodings_fit, *([preflight] if preflight else [])]
     return independent_runs(
@@ -292,7 +299,7 @@ def _entry(
         metrics,
         cost=cost,
         preflight=lambda shape: next((p for c in checks if (p := c(shape))), None),
-        compile_s=COMPILE_S,
+        compile_s=compile_s,
     )
 
 
@@ -338,6 +345,7 @@ def _clusterer(name: str, method: str, private: bool, summary: str, extra: dict)
         params,
         metrics=CLUSTER_METRICS,
         cost=costs.distance_matrix,
+        compile_s=COMPILE_HEAVY_S,
     )
 
 
@@ -369,6 +377,7 @@ PAPER_B: dict[str, AlgorithmInfo] = {
         doc="public codec draws",
         metrics=("estimate",),
         preflight=_one_attribute,
+        compile_s=COMPILE_LIGHT_S,
     ),
     **{
         name: _entry(
@@ -394,6 +403,7 @@ PAPER_B: dict[str, AlgorithmInfo] = {
             },
             repeat=3,
             cost=costs.distance_error,
+            compile_s=COMPILE_HEAVY_S,
         )
         for name, kind, private in (("bv_error", "BV", False), ("dpbv_error", "DPBV", True))
     },

@@ -169,7 +169,7 @@ def central_fit(
 
 
 #: seconds a Paper A entry's first cell of a new k or d spends compiling (run --dry-run)
-COMPILE_S = 3.0
+COMPILE_S = 2.2
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from .folders import _previous, _spec_location, spec_folders
 from .plan import cell_cost, compile_keys
 
 #: seconds a run takes besides its cells: the interpreter, the imports, the workers' start
-STARTUP_S = 3.0
+STARTUP_S = 1.5
 #: an install's first compilation of the kernels every shape shares costs about this many
 #: shapes' ``compile_s`` (Paper A's: about 8 s; docs/performance.md); a warm cache loads
 #: them in about a second
