@@ -10,8 +10,9 @@ from ..algorithms.eugkm import cells_per_axis
 from ..kernels import GRID_LANES
 from .protocol import CellShape
 
-# The same code ran 1.6-1.7x faster on 2026-12-04 than on 2026-12-03 (docs/performance.md),
-# so each constant sits 1.25x above the faster day's fit: within about 1.3x either way.
+# The same code ran 1.6-2x faster on 2026-12-04 than on 2026-12-03 (docs/performance.md),
+# so each constant sits between the two days' fits (Paper A's 1.25x above the faster day's,
+# Paper B's near their geometric mean): every bundled spec within 0.58-1.68x on both days.
 
 #: seconds per (grid cell · lane · centroid · iteration) of the grid kernel's search
 GRID_SEARCH_S = 2.0e-10
