@@ -18,12 +18,13 @@ dataset x every epsilon, 30 initial sets x 100 runs, 5 iterations each), once wi
 kernels and once with the reference scatter kernel, interleaved cell by cell, and stops if
 the two give different centroids in any cell (they must agree bit for bit).
 The machine line names the CPU numba compiles for and its widest vectors; to measure the
-AVX2 code on a machine that also has AVX-512, target an AVX2 CPU (the DGEMM reference is
-numpy's, whatever it picks).
+AVX2 code on a machine that also has AVX-512, target an AVX2 CPU, and ask OpenBLAS (the
+DGEMM reference) for its AVX2 kernels too.
 Usage:
     python scripts/bench_lloyd.py [--ref-runs 100] [--shapes s1,adult,lifesci,gowalla-synth]
     python scripts/bench_lloyd.py --workload
-    NUMBA_CPU_NAME=znver2 DPCLUSTER_CACHE=/tmp/avx2 python scripts/bench_lloyd.py --workload
+    NUMBA_CPU_NAME=znver2 OPENBLAS_CORETYPE=Zen DPCLUSTER_CACHE=/tmp/avx2 \
+        python scripts/bench_lloyd.py --workload
 """
 
 from __future__ import annotations

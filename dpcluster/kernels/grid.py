@@ -259,8 +259,8 @@ def grid_accumulate(
     """:func:`_grid_accumulate` for centroids Ct (k, d, R); the caller pads R to a multiple
     of ``GRID_LANES`` with copies, and ``runs`` (default R) says how many are its own: the
     padding is searched with them (a whole vector costs the same) but its counts and sums
-    are not accumulated, so a fit from one set costs about a third of 32 sets, not all of
-    it. ``float32``: compare distances in float32 (see ``F`` there)."""
+    are not accumulated, so a fit from one set costs about half of a 32-set fit, not all
+    of it (docs/performance.md). ``float32``: compare distances in float32 (see ``F`` there)."""
     runs = Ct.shape[2] if runs is None else int(runs)
     kernel = _specialise(Ct.shape[0], bool(float32))
     kernel(w, m, r, Ct, counts, sums, sse, bool(with_sse), runs)
