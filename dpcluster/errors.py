@@ -40,9 +40,11 @@ class WriteError(DpclusterError):
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """Return 'Did you mean 'x'?' for the closest choice, or list the valid ones."""
+    """Return 'Did you mean 'x'?' for the closest choice (compared case-blind, so
+    'DPLloyd' finds 'dplloyd'), or list the valid ones."""
     choices = sorted(choices)
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    folded = {c.lower(): c for c in reversed(choices)}
+    close = difflib.get_close_matches(str(word).lower(), list(folded), n=1, cutoff=0.6)
     if close:
-        return f"Did you mean '{close[0]}'?"
+        return f"Did you mean '{folded[close[0]]}'?"
     return "Valid: " + ", ".join(repr(c) for c in choices)

@@ -208,8 +208,12 @@ def failure_path(out: Path, cell_id: str) -> Path:
 
 def write_failure(out: Path, cell_id: str, failure: dict) -> None:
     """The failure record of a cell that raised: what, the error and its traceback (removed
-    once the cell is computed)."""
+    once the cell is computed). A result of the same cell from an earlier run (``--force``
+    recomputes finished cells) goes: the folder holds what its last attempt gave, so the
+    next run computes the cell again instead of reusing what this one could not make."""
     atomic_write_text(failure_path(out, cell_id), json.dumps(failure, indent=1))
+    for path in cell_paths(out, cell_id):
+        path.unlink(missing_ok=True)
 
 
 def verify_cell(out: Path, cell_id: str) -> str | None:

@@ -184,6 +184,10 @@ CASES.update(
         "csv delimiter not a character": (_csv(POINTS, delimiter=3), ["params.delimiter"]),
         "csv bounds reversed": (_csv(POINTS, bounds=[5, 1]), ["params.bounds", "lo < hi"]),
         "csv empty": (_csv(""), ["p.csv"]),
+        "csv empty field": (_csv("x,y\n1,2\n,3\n4,5\n"), ["row 3", "'x'", "empty or NaN"]),
+        "csv short row": (_csv("x,y\n1,2\n3\n4,5\n"), ["row 3", "'y'", "empty or NaN"]),
+        "csv k above N": (_csv("x,y\n1,2\n3,4\n", k=3), ["params.k", "N = 2 records"]),
+        "csv inf": (_csv("x,y\n1,2\n3,-inf\n4,5\n"), ["row 3", "'y'", "-inf"]),
         "benchmark set missing": (
             _benchmark(ROWS, LABELS, set="fam/t"),
             ["params.set", "t.data.gz"],

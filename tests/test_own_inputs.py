@@ -301,6 +301,57 @@ def test_a_plugin_that_breaks_the_protocol_fails_its_cell_in_one_line(tmp_path, 
     assert proc.returncode == 1 and words in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_a_plugin_cannot_change_the_data_the_next_cell_gets(tmp_path):
+    """A worker caches each dataset for all its cells: a plugin that writes into its input
+    fails in one line with the way out, and the next cell in the same process still sees
+    the records as loaded."""
+    from dpcluster import data
+
+    path = _plugin_spec(tmp_path, "    ctx.dataset.X[:] = 0.0\n")
+    with (tmp_path / "plug.py").open("a") as f:
+        f.write(
+            "\n@algorithm(private=False, repeat=1)\ndef g(ctx):\n"
+            "    return [{'init': 0, 'rep': 0, 'nicv': float(abs(ctx.dataset.X).sum())}], None\n"
+        )
+    raw = yaml.safe_load(path.read_text())
+    raw["epsilon"] = [1.0, 2.0]  # two writer cells, so one runs before the reader
+    raw["algorithms"].append({"name": "plug:g"})
+    path.write_text(yaml.safe_dump(raw))
+    proc = run_cli("run", "spec.yaml", "-q", "--jobs", "1", cwd=tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "assignment destination is read-only" in proc.stderr
+    assert "np.array(ctx.dataset.X)" in proc.stderr
+    import pandas as pd
+
+    runs = pd.read_csv(tmp_path / "results" / "p" / "runs.csv")
+    X = data.load("synthetic", N=100, k=3, d=2).X
+    assert runs["nicv"].tolist() == [float(abs(X).sum())] and np.abs(X).sum() > 0
+
+
+def test_a_forced_cell_that_fails_leaves_no_earlier_result_to_reuse(tmp_path):
+    """--force recomputes finished cells; one that now fails (here: a flag file the entry
+    reads, outside its identity) drops its earlier result, so the next run computes it
+    again rather than reusing what the last run could not make."""
+    _plugin_spec(
+        tmp_path,
+        "    import pathlib\n"
+        "    if pathlib.Path('fail').exists():\n"
+        "        raise RuntimeError('asked to fail')\n"
+        "    return [{'init': 0, 'rep': r, 'nicv': 0.1} for r in range(ctx.repeat)], None\n",
+        private=False,
+    )
+    assert run_cli("run", "spec.yaml", "-q", cwd=tmp_path).returncode == 0
+    (tmp_path / "fail").touch()
+    proc = run_cli("run", "spec.yaml", "-q", "--force", cwd=tmp_path)
+    assert proc.returncode == 1 and "asked to fail" in proc.stderr
+    cells = tmp_path / "results" / "p" / "cells"
+    assert [p.name.split(".", 1)[1] for p in cells.iterdir()] == ["failed.json"]
+    (tmp_path / "fail").unlink()
+    proc = run_cli("run", "spec.yaml", "-q", cwd=tmp_path)
+    assert proc.returncode == 0 and "1 cells computed, 0 reused" in proc.stdout, proc.stdout
+    assert not list(cells.glob("*.failed.json"))
+
+
 @pytest.mark.parametrize("name", ["a:", ":f", "plug:f:g", "pl ug:f", "1plug:f"])
 def test_a_malformed_plugin_name_is_one_line(tmp_path, name):
     path = _plugin_spec(tmp_path, "    pass\n")
@@ -509,3 +560,17 @@ def test_the_estimator_records_feature_names():
         km.predict(pd.DataFrame(np.zeros((3, 3)), columns=["a", "b", "c"]))
     enc = DPBVEncoder(s=64, bounds=(-5, 5), random_state=0).fit(X)
     assert list(enc.feature_names_in_) == ["a", "b"]
+
+
+def test_suspicious_data_is_named_by_its_label_and_1_based_column():
+    """A constant column and too few distinct records are warnings that name the dataset a
+    user knows (its label, e.g. the csv's stem) and the column counted from 1."""
+    from dpcluster.data import schema
+
+    raw = np.array([[1.0, 2.0], [1.0, 2.0], [1.0, 2.0]])
+    X, lo, hi = schema.normalise(raw, "data")
+    ds = schema.Dataset(name="csv", X=X, k=2, label="mine", lo=lo, hi=hi)
+    assert schema.warnings_for(ds) == [
+        "mine: constant column(s) 1, 2 (1-based), scaled to 0",
+        "mine: only 1 distinct records for k = 2 clusters",
+    ]

@@ -42,6 +42,11 @@ def test_unknown_algorithm_param_suggests():
     assert e.key == "algorithms[1].params.iteratons" and "'iterations'" in str(e)
 
 
+def test_a_name_in_the_papers_capitals_suggests_the_registry_name():
+    e = _err(lambda r: r["algorithms"][1].update(name="DPLloyd"))
+    assert "Did you mean 'dplloyd'?" in str(e)
+
+
 def test_unknown_dataset():
     e = _err(lambda r: r["datasets"][0].update(name="s11"))
     assert e.key == "datasets[0].name" and e.value == "s11" and "'s1'" in str(e)

@@ -47,7 +47,7 @@ def entry_target(name: str, info, params: dict | None = None, trials: int = 2_00
             lo=-np.ones(d),
             hi=np.ones(d),
             bounds="public",
-        )
+        ).read_only()  # every trial sees the same records, whatever the entry does
         out, ledger = [], None
         for i, g in enumerate(rng.spawn(n)):
             if trial is not None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +77,29 @@ class Dataset:
     @property
     def N(self) -> int:
         return int(self.X.shape[0])
+
+    def read_only(self) -> Dataset:
+        """This dataset with read-only views of its arrays (no copy). A loaded dataset is
+        cached per process and shared by every cell a worker runs, so code handed one it did
+        not write (a plugin's cell) gets this: writing into its input raises at once instead
+        of changing the data of whichever cell the worker runs next."""
+
+        def view(a):
+            if a is None:
+                return None
+            v = np.asarray(a).view()
+            v.flags.writeable = False
+            return v
+
+        return replace(
+            self,
+            X=view(self.X),
+            lo=view(self.lo),
+            hi=view(self.hi),
+            classes=view(self.classes),
+            domain_lo=view(self.domain_lo),
+            domain_hi=view(self.domain_hi),
+        )
 
     @property
     def d(self) -> int:
@@ -159,9 +182,10 @@ def check_finite(raw: np.ndarray, where: str, first_row: int = 1, names=None) ->
     if bad.any():
         r, c = np.argwhere(bad)[0]
         column = repr(names[c]) if names is not None else str(int(c) + 1)
+        value = float(raw[r, c])
+        shown = "empty or NaN (nan)" if np.isnan(value) else repr(value)
         raise DataError(
-            f"{where}: row {int(r) + first_row}, column {column}: "
-            f"{float(raw[r, c])!r} is not a finite number"
+            f"{where}: row {int(r) + first_row}, column {column}: {shown} is not a finite number"
         )
 
 
@@ -192,10 +216,11 @@ def warnings_for(ds: Dataset) -> list[str]:
     out = []
     constant = np.flatnonzero(np.ptp(ds.X, axis=0) == 0)
     if len(constant):
-        out.append(f"{ds.name}: constant column(s) {[int(c) + 1 for c in constant]}")
+        columns = ", ".join(str(int(c) + 1) for c in constant)
+        out.append(f"{ds.label}: constant column(s) {columns} (1-based), scaled to 0")
     distinct = len(np.unique(ds.X, axis=0))
     if distinct < ds.k:
-        out.append(f"{ds.name}: only {distinct} distinct records for k = {ds.k} clusters")
+        out.append(f"{ds.label}: only {distinct} distinct records for k = {ds.k} clusters")
     return out
 
 

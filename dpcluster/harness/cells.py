@@ -158,6 +158,13 @@ class CellOutcome:
     traceback: str = ""
 
 
+#: what a plugin that writes into its cell's data is told (Dataset.read_only)
+READ_ONLY_HINT = (
+    "a cell's dataset is shared with the worker's other cells and read-only: "
+    "copy an array before changing it, e.g. np.array(ctx.dataset.X)"
+)
+
+
 class CellFailure(Exception):
     """A cell cannot run as the spec was read (its plugin's code changed since)."""
 
@@ -182,7 +189,7 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
         streams = StreamFactory(cell.seed, cell.stream_prefix)
         init_streams = StreamFactory(cell.seed, (cell.dataset.identity_key, "k", ds.k))
         ctx = CellContext(
-            dataset=ds,
+            dataset=ds.read_only() if plugin else ds,  # cached: a plugin may not write in it
             k=ds.k,
             epsilon=cell.epsilon,
             params=cell.algorithm.kwargs,
@@ -237,9 +244,10 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
         }
         return CellOutcome(cell, df, meta)
     except Exception as exc:  # noqa: BLE001 - reported per cell, the rest of the spec goes on
-        return CellOutcome(
-            cell, error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()
-        )
+        error = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, ValueError) and "read-only" in str(exc):
+            error += f" ({READ_ONLY_HINT})"
+        return CellOutcome(cell, error=error, traceback=traceback.format_exc())
 
 
 @functools.lru_cache(maxsize=1)

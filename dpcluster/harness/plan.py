@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .. import data, results
-from ..errors import DataError, ResultsError, SpecError
+from ..errors import ResultsError, SpecError
 from ..spec import DatasetSpec, Spec
 from .cells import Cell, expand
 from .folders import _previous, _spec_location, spec_inputs
@@ -29,15 +29,19 @@ def _data_warnings(ds_spec: DatasetSpec) -> tuple[str, ...]:
 
 def check_spec(spec: Spec) -> list[str]:
     """Check a spec against its data before any work: every dataset loads, has k ≤ N, and
-    the runs' rows fit in memory. Raises DataError/SpecError (one line); returns warnings
-    (constant columns, fewer distinct records than k) for meta.json and stderr."""
+    the runs' rows fit in memory. Raises DataError (loading) or SpecError, each one line;
+    returns warnings (constant columns, fewer distinct records than k) for meta.json and
+    stderr."""
     warnings = []
     for ds_spec in spec.datasets:
         ds = data.load(ds_spec.name, **ds_spec.kwargs)
         if ds.k > ds.N:
-            raise DataError(
-                f"{spec.path}: dataset {ds_spec.key}: k = {ds.k} clusters is more "
-                f"than its N = {ds.N} records"
+            raise SpecError(
+                spec.path,
+                "datasets.params.k" if "k" in ds_spec.kwargs else "datasets",
+                ds.k,
+                f"is more than the N = {ds.N} records of dataset {ds_spec.key}: k clusters "
+                "need at least k records",
             )
         warnings += _data_warnings(ds_spec)
     cells = expand(spec)
