@@ -59,6 +59,12 @@ def test_report_on_an_empty_folder_says_not_run_in_one_line(tmp_path):
     assert "No results under" in text
 
 
+def test_report_on_a_missing_folder_is_one_line_and_writes_nothing(tmp_path):
+    done = run_cli("report", "--results", str(tmp_path / "typo"))
+    assert done.returncode == 2 and "typo: no such results folder" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "typo").exists()
+
+
 def test_cli_reference_page_is_the_commands_own_help():
     """docs/cli.md is what scripts/make_cli_docs.py writes from today's commands: a new
     option or help text without regenerating the page fails here."""

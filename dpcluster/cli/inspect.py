@@ -199,6 +199,11 @@ def verify(folder: str):
 )
 def report(results_dir: str):
     """Write RESULTS/REPORT.md: every figure and the papers' claims checked from the tables."""
+    from pathlib import Path
+
     from ..report import write_report
+
+    if not Path(results_dir).is_dir():
+        _fail(f"{results_dir}: no such results folder (run a spec first: dpcluster run SPEC)")
 
     click.echo(str(write_report(results_dir)))
