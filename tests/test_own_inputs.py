@@ -94,6 +94,50 @@ def test_an_edited_csv_recomputes_its_cells_and_says_why(tmp_path):
     assert run_cli("verify", "results", cwd=s.parent).returncode == 0
 
 
+def test_the_same_numbers_however_the_file_is_named_or_read_give_the_same_cells(tmp_path):
+    """A csv's identity is the numbers it gives: another file name, a gzip copy, columns by
+    index instead of name, another label or delimiter reuse every cell, and each table
+    names the data as *its* spec does. Rewriting the file without changing its numbers
+    says so and recomputes nothing."""
+    import gzip
+
+    import pandas as pd
+
+    s = _experiment(tmp_path / "x")
+    assert _run(s).returncode == 0
+    out = s.parent / "results" / "plugin-example"
+    before = pd.read_csv(out / "summary.csv")
+    text = (s.parent / "points.csv").read_text()
+    (s.parent / "renamed.csv.gz").write_bytes(gzip.compress(text.replace(",", ";").encode()))
+    raw = yaml.safe_load(s.read_text())
+    params = raw["datasets"][0]["params"]
+    params.update(path="renamed.csv.gz", columns=[1, 2], label="Renamed", delimiter=";")
+    s.write_text(yaml.safe_dump(raw))
+    proc = _run(s)
+    assert proc.returncode == 0 and "0 cells computed, 5 reused" in proc.stdout, proc.stdout
+    after = pd.read_csv(out / "summary.csv")
+    numbers = [c for c in before.columns if c not in ("dataset", "dataset_label")]
+    pd.testing.assert_frame_equal(before[numbers], after[numbers])
+    assert set(after["dataset_label"]) == {"Renamed"}
+    assert all("path=renamed.csv.gz" in key for key in after["dataset"])
+    (s.parent / "renamed.csv.gz").write_bytes(gzip.compress(text.replace(",", ";\t").encode()))
+    proc = _run(s)
+    assert "0 cells computed, 5 reused" in proc.stdout, proc.stdout
+    assert "renamed.csv.gz changed since" in proc.stderr and "same numbers" in proc.stderr
+
+
+def test_two_entries_with_the_same_numbers_are_refused(tmp_path):
+    s = _experiment(tmp_path / "x")
+    raw = yaml.safe_load(s.read_text())
+    twin = json.loads(json.dumps(raw["datasets"][0]))
+    twin["params"].update(columns=[1, 2], label="Twin")
+    raw["datasets"].append(twin)
+    s.write_text(yaml.safe_dump(raw))
+    proc = run_cli("validate", "spec.yaml", cwd=s.parent)
+    assert proc.returncode == 2 and "datasets[1]" in proc.stderr
+    assert "same numbers as an earlier csv dataset" in proc.stderr
+
+
 def test_an_edited_plugin_recomputes_only_its_cells(tmp_path):
     s = _experiment(tmp_path / "x")
     assert _run(s).returncode == 0

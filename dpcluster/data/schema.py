@@ -189,6 +189,24 @@ def check_finite(raw: np.ndarray, where: str, first_row: int = 1, names=None) ->
         )
 
 
+def content_digest(ds: Dataset) -> str:
+    """The sha256 of what a dataset gives the algorithms: k, the bounds policy, the scaled
+    records X, their scaling bounds lo and hi, the classes and the declared domain, each
+    with its shape. Names, labels and how the file was spelled or read (column names or
+    indices, delimiter, compression) do not enter, so the same numbers have one identity."""
+    h = hashlib.sha256(f"k={ds.k};bounds={ds.bounds}".encode())
+    for field in ("X", "lo", "hi", "classes", "domain_lo", "domain_hi"):
+        value = getattr(ds, field)
+        if value is None:
+            h.update(f";{field}=None".encode())
+            continue
+        a = np.ascontiguousarray(value)
+        a = a.astype(np.int64 if a.dtype.kind in "iub" else np.float64, copy=False)
+        h.update(f";{field}={a.dtype.str}{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
 def file_sha256(path: Path | str) -> str:
     """The sha256 of a file's bytes, read in 1 MiB blocks."""
     h = hashlib.sha256()

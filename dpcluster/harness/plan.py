@@ -174,7 +174,12 @@ def _changed_inputs(plan: _Plan, warn: WarnFn) -> None:
     for rel, digest in spec_inputs(plan.spec).items():
         if before.get(rel) not in (None, digest):
             n = sum(rel in c.inputs for c in plan.todo)
-            warn(f"{rel} changed since {plan.out} was written: {n} cell(s) that read it recomputed")
+            warn(
+                f"{rel} changed since {plan.out} was written: {n} cell(s) that read it recomputed"
+                if n
+                else f"{rel} changed since {plan.out} was written, but gives the same numbers: "
+                "its cells are reused"
+            )
 
 
 def _plan(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +39,14 @@ def _datasets(file: str, raw: Any, bounds: str = "data") -> tuple[DatasetSpec, .
         if name in ("csv", "benchmark"):
             read = _csv_dataset if name == "csv" else _benchmark_dataset
             out.append(read(file, where, entry, bounds))
-            if out[-1] in out[:-1]:
+            if out[-1].identity_key in [d.identity_key for d in out[:-1]]:
                 raise SpecError(
-                    file, where, entry, f"repeats an earlier {name} dataset", "list it once"
+                    file,
+                    where,
+                    entry,
+                    f"gives the same numbers as an earlier {name} dataset: every run would "
+                    "count twice",
+                    "list it once",
                 )
             continue
         if name in data.GENERATORS:
@@ -90,6 +96,8 @@ def _datasets(file: str, raw: Any, bounds: str = "data") -> tuple[DatasetSpec, .
             if combo["bounds"] == "data":
                 del combo["bounds"]
             ds = DatasetSpec(name, tuple(sorted(combo.items())), files)
+            if files:
+                ds = _with_content(file, where, ds, files[0][1])
             if ds in out:
                 raise SpecError(
                     file,
@@ -232,11 +240,18 @@ def _csv_dataset(file: str, where: str, entry: dict, bounds: str) -> DatasetSpec
                 "bounds: public needs the csv dataset's public box: params.domain: [lo, hi]",
             )
         frozen["bounds"] = "public"
+    ds = DatasetSpec("csv", tuple(sorted(frozen.items())), (("path", shown, digest),))
+    return _with_content(file, where, ds, shown)
+
+
+def _with_content(file: str, where: str, ds: DatasetSpec, shown: str) -> DatasetSpec:
+    """``ds`` with its :attr:`~DatasetSpec.content` digest, from loading it now, so that a
+    file's errors come first (one line naming ``shown``)."""
     try:
-        data.load("csv", **frozen)
+        loaded = data.load(ds.name, **ds.kwargs)
     except DpclusterError as exc:
         raise SpecError(file, where, shown, str(exc)) from None
-    return DatasetSpec("csv", tuple(sorted(frozen.items())), (("path", shown, digest),))
+    return replace(ds, content=data.content_digest(loaded))
 
 
 def _benchmark_dataset(file: str, where: str, entry: dict, bounds: str) -> DatasetSpec:
@@ -264,12 +279,9 @@ def _benchmark_dataset(file: str, where: str, entry: dict, bounds: str) -> Datas
     frozen = {"set": name, **({"k": params["k"]} if params.get("k") is not None else {})}
     for role, (absolute, _, digest) in resolved.items():
         frozen[role], frozen[f"{role}_sha256"] = absolute, digest
-    try:
-        data.load("benchmark", **frozen)
-    except DpclusterError as exc:
-        raise SpecError(file, where, name, str(exc)) from None
-    return DatasetSpec(
+    ds = DatasetSpec(
         "benchmark",
         tuple(sorted(frozen.items())),
         tuple((role, shown, digest) for role, (_, shown, digest) in resolved.items()),
     )
+    return _with_content(file, where, ds, name)

@@ -57,6 +57,9 @@ class DatasetSpec:
     name: str
     params: tuple[tuple[str, Any], ...] = ()
     files: tuple[tuple[str, str, str], ...] = ()
+    #: for a dataset read from files: the sha256 of the numbers it gives
+    #: (:func:`dpcluster.data.content_digest`), taken when the spec is read
+    content: str = ""
 
     @property
     def kwargs(self) -> dict:
@@ -79,11 +82,13 @@ class DatasetSpec:
 
     @property
     def identity_key(self) -> str:
-        """The key that enters cell identities and random streams: as :attr:`key`, with
-        each data file given by its sha256 instead of its path, so the same data give the
-        same numbers in any folder, and edited data give new cells."""
-        paths = {param for param, _, _ in self.files}
-        return self._key({k: v for k, v in self.params if k not in paths})
+        """The key that enters cell identities and random streams. A dataset read from files
+        is its :attr:`content`, the digest of the numbers it gives: the same data give the
+        same numbers in any folder, under any label, file name or spelling of its columns,
+        and edited numbers give new cells. Other datasets are their name and parameters."""
+        if self.content:
+            return f"{self.name}(content={self.content})"
+        return self._key(dict(self.params))
 
 
 @dataclass(frozen=True, kw_only=True)
