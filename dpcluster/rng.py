@@ -4,13 +4,17 @@ Every stream is ``numpy.random.Generator(PCG64(SeedSequence(root, spawn_key=key)
 ``key`` is a hash of the identity tuple, e.g. ``("s1", "dplloyd", {...}, eps, init, rep,
 "count")``. Two runs with the same identity get the same stream in any process, under any
 ``--jobs``, in any order; two different identities get statistically independent streams
-(SeedSequence's guarantee for distinct spawn keys). Nothing else in dpcluster seeds.
+(SeedSequence's guarantee for distinct spawn keys). Nothing else in dpcluster seeds; a
+plugin's cell runs under :func:`seeded_globals`, so even the global generators it may use
+are fixed by its identity.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import random
 
 import numpy as np
 
@@ -57,3 +61,22 @@ class StreamFactory:
 
     def sub(self, *suffix: object) -> StreamFactory:
         return StreamFactory(self.root_seed, self.prefix + tuple(suffix))
+
+
+@contextlib.contextmanager
+def seeded_globals(streams: StreamFactory):
+    """Seed NumPy's legacy global generator (``np.random.rand`` …) and Python's ``random``
+    from ``streams.child("global")`` for the block, then restore both.
+
+    For code dpcluster did not write (a plugin's cell): one that draws from the global
+    generators instead of ``ctx.streams`` still gets numbers fixed by the cell's identity,
+    the same under any ``--jobs``, order or backend."""
+    words = streams.child("global").integers(2**32, size=8, dtype=np.uint64)
+    saved_np, saved_py = np.random.get_state(), random.getstate()
+    np.random.seed([int(w) for w in words[:4]])
+    random.seed(int.from_bytes(np.asarray(words[4:], "<u8").tobytes(), "little"))
+    try:
+        yield
+    finally:
+        np.random.set_state(saved_np)
+        random.setstate(saved_py)

@@ -372,6 +372,32 @@ def test_a_plugin_cannot_change_the_data_the_next_cell_gets(tmp_path):
     assert runs["nicv"].tolist() == [float(abs(X).sum())] and np.abs(X).sum() > 0
 
 
+def test_a_plugin_drawing_from_the_global_generators_is_reproducible(tmp_path):
+    """np.random.* and random.* in a plugin are seeded from the cell's identity: two runs
+    in fresh processes, with 1 and 2 workers, give the same bytes, and runs differ."""
+    path = _plugin_spec(
+        tmp_path,
+        "    import random\n    import numpy as np\n"
+        "    return [{'init': 0, 'rep': r, 'nicv': float(np.random.rand()) + random.random()}"
+        " for r in range(ctx.repeat)], None\n",
+        private=False,
+    )
+    raw = yaml.safe_load(path.read_text())
+    raw["datasets"][0]["params"]["k"] = [2, 3]  # two cells, so two workers share them
+    path.write_text(yaml.safe_dump(raw))
+    import pandas as pd
+
+    tables = []
+    for jobs in ("1", "2"):
+        proc = run_cli("run", "spec.yaml", "-q", "--force", "--jobs", jobs, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        runs = pd.read_csv(tmp_path / "results" / "p" / "runs.csv")
+        tables.append(runs.drop(columns=["wall_time_s"]))
+    one, two = tables
+    pd.testing.assert_frame_equal(one, two)
+    assert one["nicv"].nunique() == len(one) == 4
+
+
 def test_a_forced_cell_that_fails_leaves_no_earlier_result_to_reuse(tmp_path):
     """--force recomputes finished cells; one that now fails (here: a flag file the entry
     reads, outside its identity) drops its earlier result, so the next run computes it

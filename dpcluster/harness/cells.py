@@ -9,6 +9,7 @@ folder or the order in which cells finish.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import subprocess
@@ -24,7 +25,7 @@ from .. import __version__, data, plugins, results
 from ..experiments import ALGORITHMS, CellContext, CellShape, lookup
 from ..experiments.registry import plugin_code
 from ..privacy import DATA_BOUNDS_NOTE, LOCAL
-from ..rng import StreamFactory, canonical, identity_hex
+from ..rng import StreamFactory, canonical, identity_hex, seeded_globals
 from ..spec import AlgorithmSpec, DatasetSpec, Spec
 
 #: runs.csv's columns: a cell's grouping columns (results.GROUP), then each run's own
@@ -200,7 +201,8 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
             init_streams=init_streams,
         )
         start = time.perf_counter()
-        rows, ledger = info.run_cell(ctx)
+        with seeded_globals(streams) if plugin else contextlib.nullcontext():
+            rows, ledger = info.run_cell(ctx)
         wall = time.perf_counter() - start
         if plugin:
             plugins.enforce(cell.algorithm.name, info, ctx, rows, ledger)
