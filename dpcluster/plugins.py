@@ -27,7 +27,9 @@ What is enforced (here and by the harness): a private entry must return a
 :class:`~dpcluster.privacy.Ledger` that books something, each release a positive finite ε,
 and its provable total may not exceed the cell's ε; every row's ε columns are written from
 that ledger, whatever the row says (non-private entries: ``inf``); a ``centroids`` value
-must be finite and of shape (k, d). Any breach fails the cell, with its traceback.
+must be finite and of shape (k, d); every row has integer ``init`` and ``rep``, a number
+for each metric, and no (init, rep, step) twice. Any breach fails the cell, with its
+traceback.
 """
 
 from __future__ import annotations
@@ -77,21 +79,7 @@ def algorithm(
             rows, ledger = out
             if not isinstance(rows, list | tuple) or not all(isinstance(r, dict) for r in rows):
                 raise PluginError(f"{label}'s rows must be a list of dicts, one per run")
-            for n, r in enumerate(rows):
-                taken = sorted(set(r) & set(HARNESS_COLUMNS))
-                if taken:
-                    raise PluginError(
-                        f"{label}: row {n} sets {taken}, which the harness writes itself"
-                    )
-                missing = [m for m in metrics if m not in r]
-                if missing:
-                    raise PluginError(f"{label}: row {n} lacks the metric(s) {missing} it declares")
-                for key in ("init", "rep"):
-                    if isinstance(r.get(key), bool) or not isinstance(r.get(key), int):
-                        raise PluginError(
-                            f"{label}: row {n} needs an integer {key!r}, has {r.get(key)!r}"
-                        )
-            rows = [dict(r) for r in rows]
+            rows = [dict(r) for r in rows]  # the rows themselves are checked by enforce
             if private and not isinstance(ledger, Ledger):
                 raise PluginError(
                     f"{label} is private but returned {type(ledger).__name__} instead of a Ledger"
@@ -111,6 +99,47 @@ def algorithm(
         )
 
     return wrap
+
+
+def _check_rows(label: str, rows: list, metrics: tuple[str, ...]) -> None:
+    """Each row is a dict that leaves the harness's columns alone, has integer ``init`` and
+    ``rep`` (NumPy integers are made ints), and a real number for each declared metric
+    (inf and NaN are numbers: they are counted as non-finite, not refused); no (init, rep,
+    step) comes twice, since the tables' n would count it twice."""
+    if not isinstance(rows, list | tuple):
+        raise PluginError(f"{label}'s rows must be a list of dicts, one per run")
+    seen = {}
+    for n, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise PluginError(f"{label}: row {n} is a {type(row).__name__}, not a dict")
+        taken = sorted(set(row) & set(HARNESS_COLUMNS))
+        if taken:
+            raise PluginError(f"{label}: row {n} sets {taken}, which the harness writes itself")
+        for key in ("init", "rep"):
+            value = row.get(key)
+            if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+                raise PluginError(f"{label}: row {n} needs an integer {key!r}, has {value!r}")
+            row[key] = int(value)
+        missing = [m for m in metrics if m not in row]
+        if missing:
+            raise PluginError(f"{label}: row {n} lacks the metric(s) {missing} it declares")
+        for m in metrics:
+            value = row[m]
+            if isinstance(value, bool | np.bool_) or not isinstance(
+                value, int | float | np.integer | np.floating
+            ):
+                raise PluginError(
+                    f"{label}: row {n}'s {m!r} is {value!r}, not a number (a metric is a real "
+                    "number; inf and NaN are counted as non-finite)"
+                )
+        key = (row["init"], row["rep"], row.get("step"))
+        if key in seen:
+            step = "" if key[2] is None else f", step {key[2]!r}"
+            raise PluginError(
+                f"{label}: rows {seen[key]} and {n} are both init {key[0]}, rep {key[1]}{step}: "
+                "each run is one row (or one per step)"
+            )
+        seen[key] = n
 
 
 def _ledger_epsilon(label: str, ledger: dict) -> tuple[float, float]:
@@ -149,9 +178,8 @@ def enforce(label: str, info: AlgorithmInfo, ctx: CellContext, rows: list, ledge
     else:
         provable = claimed = math.inf
     k, d = ctx.k, ctx.dataset.d
+    _check_rows(label, rows, info.metrics)
     for n, row in enumerate(rows):
-        if not isinstance(row, dict):
-            raise PluginError(f"{label}: row {n} is a {type(row).__name__}")
         row["epsilon_provable"], row["epsilon_claimed"] = provable, claimed
         if row.get("centroids") is None:
             continue

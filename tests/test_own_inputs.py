@@ -337,6 +337,14 @@ def test_a_plugins_privacy_comes_from_its_ledger(tmp_path, body, words):
         ("    return [{'init': 0, 'rep': 0}], None\n", "lacks the metric(s) ['nicv']"),
         ("    return [{'init': 0, 'rep': 0, 'nicv': 1, 'cell': 'x'}], None\n", "['cell']"),
         ("    return [], None\n", "returned no rows"),
+        ("    return [{'init': 0, 'rep': 0, 'nicv': '0.5'}], None\n", "'0.5', not a number"),
+        ("    return [{'init': 0, 'rep': 0, 'nicv': True}], None\n", "True, not a number"),
+        ("    return [{'init': 0, 'rep': 0, 'nicv': None}], None\n", "None, not a number"),
+        ("    return [{'init': 0.0, 'rep': 0, 'nicv': 1.0}], None\n", "integer 'init'"),
+        (
+            "    row = {'init': 0, 'rep': 0, 'nicv': 1}\n    return [row, dict(row)], None\n",
+            "rows 0 and 1 are both init 0, rep 0",
+        ),
     ],
 )
 def test_a_plugin_that_breaks_the_protocol_fails_its_cell_in_one_line(tmp_path, body, words):
@@ -420,6 +428,22 @@ def test_a_forced_cell_that_fails_leaves_no_earlier_result_to_reuse(tmp_path):
     proc = run_cli("run", "spec.yaml", "-q", cwd=tmp_path)
     assert proc.returncode == 0 and "1 cells computed, 0 reused" in proc.stdout, proc.stdout
     assert not list(cells.glob("*.failed.json"))
+
+
+def test_a_plugins_numpy_integers_and_floats_are_taken_as_python_numbers(tmp_path):
+    _plugin_spec(
+        tmp_path,
+        "    import numpy as np\n"
+        "    return [{'init': np.int64(0), 'rep': np.int32(r), 'nicv': np.float32(0.5),"
+        " 'step': np.int64(1)} for r in range(ctx.repeat)], None\n",
+        private=False,
+    )
+    proc = run_cli("run", "spec.yaml", "-q", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    import pandas as pd
+
+    runs = pd.read_csv(tmp_path / "results" / "p" / "runs.csv")
+    assert runs[["init", "rep", "nicv"]].values.tolist() == [[0, 0, 0.5], [0, 1, 0.5]]
 
 
 @pytest.mark.parametrize("name", ["a:", ":f", "plug:f:g", "pl ug:f", "1plug:f"])
