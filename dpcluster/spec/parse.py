@@ -43,7 +43,7 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
             file,
             "name",
             name,
-            "must be a plain folder name: letters, digits, '.', '_' or '-', starting with "
+            "must be a plain folder name: ASCII letters, digits, '.', '_' or '-', starting with "
             "a letter or digit, at most 128 characters (it names the results folder)",
         )
     seed = _int(file, "seed", raw["seed"], 0)
