@@ -135,3 +135,28 @@ def test_cli_backend_flags(tmp_path):
         check=False,
     )
     assert proc.returncode == 2 and "--scheduler needs --backend dask" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "scheduler, words",
+    [
+        ("foo://bar", "cannot connect to a Dask scheduler (ValueError: unknown address scheme"),
+        ("sched.json", "not a Dask scheduler file"),
+    ],
+)
+def test_a_scheduler_that_cannot_be_reached_is_one_line(tmp_path, scheduler, words):
+    import yaml
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(yaml.safe_dump({**SPEC, "datasets": SPEC["datasets"][:1]}))
+    (tmp_path / "sched.json").write_text('{"x": 1}')
+    proc = subprocess.run(
+        [sys.executable, "-m", "dpcluster.cli", "run", str(spec), "-q"]
+        + ["--backend", "dask", "--scheduler", scheduler],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert proc.returncode == 2 and words in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1

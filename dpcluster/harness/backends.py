@@ -4,9 +4,11 @@ writes, and results do not depend on the backend (docs/cluster.md)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
+from ..errors import DpclusterError
 from .cells import Cell, CellOutcome, run_cell
 
 BACKENDS = ("local", "dask")
@@ -52,6 +54,22 @@ def _keep_workers():
     process_executor._MAX_MEMORY_LEAK_SIZE = sys.maxsize
 
 
+def _check_scheduler_file(scheduler: str) -> None:
+    """A ``--scheduler`` that names a file must be a scheduler file: JSON with an address."""
+    path = Path(scheduler)
+    if not path.is_file():
+        return
+    try:
+        address = json.loads(path.read_text()).get("address")
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        address = None
+    if not isinstance(address, str):
+        raise DpclusterError(
+            f"--scheduler {scheduler}: not a Dask scheduler file (JSON with an 'address', as "
+            "`dask scheduler --scheduler-file FILE` writes)"
+        )
+
+
 def _execute_dask(todo: list[Cell], jobs: int, scheduler: str | None):
     """Yield a CellOutcome per cell from a Dask cluster: ``scheduler`` (an address such as
     ``tcp://host:8786``, or a scheduler file) or, without one, a LocalCluster of ``jobs``
@@ -62,9 +80,18 @@ def _execute_dask(todo: list[Cell], jobs: int, scheduler: str | None):
 
     cluster = None
     if scheduler:
-        client = (
-            Client(scheduler_file=scheduler) if Path(scheduler).is_file() else Client(scheduler)
-        )
+        _check_scheduler_file(scheduler)
+        try:
+            client = (
+                Client(scheduler_file=scheduler) if Path(scheduler).is_file() else Client(scheduler)
+            )
+        except Exception as exc:  # noqa: BLE001 - dask raises OSError, ValueError, even
+            # AssertionError for an unreachable address, a malformed one or a file that is
+            # not a scheduler file: each is the --scheduler value's fault
+            raise DpclusterError(
+                f"--scheduler {scheduler}: cannot connect to a Dask scheduler "
+                f"({type(exc).__name__}: {exc})"
+            ) from None
     else:
         cluster = LocalCluster(
             n_workers=max(1, jobs), threads_per_worker=1, processes=True, dashboard_address=None
