@@ -101,7 +101,7 @@ def _check_bounds(bounds, d: int) -> None:
         raise ValueError(f"bounds: hi - lo overflows a float, got {bounds!r}")
 
 
-class DPKMeans(ClusterMixin, BaseEstimator):
+class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     """Differentially private k-means (Paper A's algorithms) with scikit-learn's vocabulary.
 
     Parameters
@@ -249,6 +249,16 @@ class DPKMeans(ClusterMixin, BaseEstimator):
         check_is_fitted(self, "cluster_centers_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return -self._inertia(X, self._nearest(self._scale(X)))
+
+    def transform(self, X):
+        """(n, k) Euclidean distance of each record to each centre, in the data's units, as
+        scikit-learn's ``KMeans.transform``. Post-processing of the released centres: it
+        costs no ε (what it reveals about X is the caller's to release)."""
+        from sklearn.metrics import euclidean_distances
+
+        check_is_fitted(self, "cluster_centers_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return euclidean_distances(X, self.cluster_centers_)
 
 
 class DPBVEncoder(TransformerMixin, BaseEstimator):

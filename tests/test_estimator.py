@@ -66,6 +66,16 @@ def test_bad_arguments_are_clear():
         DPKMeans(10_000, bounds=BOUNDS).fit(X)
 
 
+def test_transform_is_the_distance_to_each_centre_in_data_units():
+    km = DPKMeans(4, epsilon=1.0, bounds=BOUNDS, random_state=0).fit(X)
+    D = km.transform(X[:5])
+    expected = np.linalg.norm(X[:5, None, :] - km.cluster_centers_[None], axis=2)
+    np.testing.assert_allclose(D, expected, rtol=1e-12)
+    np.testing.assert_array_equal(D.argmin(axis=1), km.predict(X[:5]))
+    again = DPKMeans(4, epsilon=1.0, bounds=BOUNDS, random_state=0).fit_transform(X)
+    np.testing.assert_allclose(again[:5], D, rtol=1e-12)
+
+
 def test_scikit_learn_estimator_checks_pass():
     import inspect
 
