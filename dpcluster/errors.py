@@ -34,6 +34,10 @@ class ResultsError(DpclusterError):
     inputs, or is being written by another run."""
 
 
+class VerifyError(DpclusterError):
+    """A results file does not verify against the cells it was made from (exit code 5)."""
+
+
 class WriteError(DpclusterError):
     """A write failed in the middle of a run (a full disk, a quota): finished cells are
     kept, and a rerun resumes (exit code 6)."""

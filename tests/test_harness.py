@@ -294,6 +294,19 @@ def test_cli_validate_list_dry_run_and_plot(tmp_path):
     (out / "figure.png").unlink()
     assert _cli("plot", str(path), "--out", str(out)).returncode == 0
     assert (out / "figure.png").is_file()
+    summary = out / "summary.csv"
+    good = summary.read_bytes()
+    for tampered in (good.replace(b"\n", b"\n\n", 2), b"", good[: len(good) // 2]):
+        summary.write_bytes(tampered)
+        proc = _cli("plot", str(path), "--out", str(out))
+        assert (
+            proc.returncode == 5
+            and "summary.csv: differs from what the verified cells give" in (proc.stderr)
+        ), proc.stderr
+        assert "Traceback" not in proc.stderr
+    summary.unlink()
+    proc = _cli("plot", str(path), "--out", str(out))
+    assert proc.returncode == 2 and "no saved summary" in proc.stderr
 
 
 def test_cli_failed_cell_exit_1_keeps_the_rest(tmp_path):

@@ -34,10 +34,13 @@ def _fail(msg: str, code: int = EXIT_BAD_INPUT) -> None:
 
 
 def _fail_on(exc: DpclusterError) -> None:
-    """One line for a DpclusterError, with its exit code (a failed write: 6; else 2)."""
-    from ..errors import WriteError
+    """One line for a DpclusterError, with its exit code (a failed write: 6; a results file
+    that does not verify: 5; else 2)."""
+    from ..errors import VerifyError, WriteError
 
-    _fail(str(exc), EXIT_WRITE_FAILED if isinstance(exc, WriteError) else EXIT_BAD_INPUT)
+    if isinstance(exc, WriteError):
+        _fail(str(exc), EXIT_WRITE_FAILED)
+    _fail(str(exc), EXIT_VERIFY_FAILED if isinstance(exc, VerifyError) else EXIT_BAD_INPUT)
 
 
 def _load_spec(spec_path: str, overrides=()):

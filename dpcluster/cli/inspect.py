@@ -9,7 +9,17 @@ import click
 
 from .. import data
 from ..errors import DpclusterError
-from .base import _JSON, _SET, EXIT_OK, EXIT_VERIFY_FAILED, _echo_json, _fail, _load_spec, main
+from .base import (
+    _JSON,
+    _SET,
+    EXIT_OK,
+    EXIT_VERIFY_FAILED,
+    _echo_json,
+    _fail,
+    _fail_on,
+    _load_spec,
+    main,
+)
 
 
 @main.command()
@@ -110,19 +120,19 @@ def list_(as_json: bool) -> None:
 )
 @_SET
 def plot(spec_path: str, out: str | None, overrides: tuple[str, ...]):
-    """Redraw SPEC's figure from its saved summary.csv, without recomputing."""
+    """Redraw SPEC's figure from its saved summary.csv, without recomputing. A summary that
+    does not verify against the folder's cells is refused (exit 5)."""
     from pathlib import Path
 
-    import pandas as pd
-
-    from .. import plotting
+    from .. import harness, plotting
 
     sp = _load_spec(spec_path, overrides)
     folder = Path(out) if out else sp.default_out
-    table = folder / "summary.csv"
-    if not table.is_file():
-        _fail(f"{table}: no saved summary; run `dpcluster run {spec_path}` first")
-    for path in plotting.render(sp, pd.read_csv(table), folder):
+    try:
+        summary = harness.saved_summary(sp, folder)
+    except DpclusterError as exc:
+        _fail_on(exc)
+    for path in plotting.render(sp, summary, folder):
         click.echo(str(path))
 
 

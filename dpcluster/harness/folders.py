@@ -11,7 +11,7 @@ import pandas as pd
 
 from .. import data, results
 from .. import spec as spec_mod
-from ..errors import DpclusterError
+from ..errors import DpclusterError, ResultsError, VerifyError
 from ..rng import canonical
 from ..spec import Spec
 from .cells import RUN_COLUMNS, Cell, expand
@@ -177,3 +177,30 @@ def verify_folder(folder: Path | str) -> tuple[int, list[str]]:
             elif path.read_bytes() != results.to_csv(table).encode():
                 problems.append(f"{path}: differs from what the verified cells give")
     return len(folders), problems
+
+
+def saved_summary(sp: Spec, out: Path | str) -> pd.DataFrame:
+    """The folder's summary.csv, for redrawing a figure, trusted only when it verifies: in a
+    folder with cells it must be byte for byte what the verified cells give (else
+    :class:`VerifyError`); a reference copy without cells (docs/results) is read as it is
+    and needs the summary's columns. Errors name the file."""
+    out = Path(out)
+    table = out / "summary.csv"
+    if not table.is_file():
+        raise ResultsError(f"{table}: no saved summary; run `dpcluster run {sp.path}` first")
+    if (out / "cells").is_dir():
+        _, summary = _tables(sp, out, expand(sp))
+        if table.read_bytes() != results.to_csv(summary).encode():
+            raise VerifyError(
+                f"{table}: differs from what the verified cells give (edited, or written "
+                f"for another version of the spec); `dpcluster run {sp.path}` rewrites it"
+            )
+        return summary
+    try:
+        summary = results.read_table(table)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"{table}: unreadable ({type(exc).__name__}: {exc})") from None
+    missing = [c for c in ("dataset", "variant", "epsilon") if c not in summary.columns]
+    if missing:
+        raise ResultsError(f"{table}: not a summary table (no column {', '.join(missing)})")
+    return summary
