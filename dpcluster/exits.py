@@ -30,8 +30,8 @@ MEANING = {
     Exit.CLAIM_VIOLATED: "`audit`: a paper's claimed ε is violated, and no provable ε is",
     Exit.PROVABLE_VIOLATED: "`audit`: a provable ε is violated: a bug in dpcluster, or in the "
     "plugin the error line names",
-    Exit.VERIFY_FAILED: "`verify`, `plot`: a damaged or inconsistent results folder (each "
-    "file is named)",
+    Exit.VERIFY_FAILED: "`verify`, `plot`, `report`: a damaged or inconsistent results "
+    "folder (each file is named; `report` still writes, flagging it)",
     Exit.WRITE_FAILED: "a write failed mid-run (a full disk, a quota): the file is named, "
     "finished cells are kept, and a rerun resumes once there is space",
     Exit.INTERRUPTED: "interrupted (Ctrl-C): workers stop, finished cells are kept, and a "

@@ -90,6 +90,49 @@ def test_a_claim_is_decided_by_the_reduced_run_that_holds_its_data(tmp_path):
     assert "- **fig1-s1**: 4 summary rows" in text
 
 
+def test_a_folder_that_does_not_verify_is_flagged_and_decides_no_claim(tmp_path):
+    """The same table as above, but its folder is named unverified (the CLI's check): the
+    run is flagged in both pages and the claim gets an error verdict, not "holds"."""
+    (tmp_path / "fig1-s1").mkdir()
+    _summary(
+        [
+            {"dataset": "s1", "algorithm": a, "epsilon": e, "mean": m}
+            for e in (0.05, 0.1)
+            for a, m in (("eugkm", 0.03), ("dplloyd", 0.1))
+        ]
+    ).to_csv(tmp_path / "fig1-s1" / "summary.csv", index=False)
+    problem = "fig1-s1/summary.csv: differs from what the verified cells give"
+    path = report.write_report(tmp_path, unverified={"fig1-s1": problem})
+    text = path.read_text()
+    assert f"**does not verify**: {problem}" in text
+    assert "| fig1 | EUGkM beats DPLloyd at ε ≤ 0.1 on S1 | error | fig1-s1 does not verify" in text
+    assert "Does not verify: " in path.with_suffix(".html").read_text()
+
+
+def test_report_verifies_each_folder_with_cells_and_exits_5(tmp_path):
+    import yaml
+
+    from tests.cli import run_cli
+
+    spec = {
+        "name": "mine",
+        "seed": 1,
+        "datasets": [{"name": "synthetic", "params": {"N": 100, "k": 2, "d": 2}}],
+        "epsilon": [1.0],
+        "algorithms": [{"name": "dplloyd", "repeat": 2}],
+        "init": {"sets": 2},
+        "plot": {"kind": "none"},
+    }
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(spec))
+    assert run_cli("run", "s.yaml", "-q", cwd=tmp_path).returncode == 0
+    assert run_cli("report", cwd=tmp_path).returncode == 0
+    with (tmp_path / "results" / "mine" / "runs.csv").open("a") as f:
+        f.write("edited\n")
+    proc = run_cli("report", cwd=tmp_path)
+    assert proc.returncode == 5 and "mine does not verify: " in proc.stderr
+    assert "runs.csv: differs" in (tmp_path / "results" / "REPORT.md").read_text()
+
+
 def test_fig2_theta_and_gkm_claims_hold_and_fail():
     theta = _claim("θ = 10 is good")
     gkm = _claim("GkM is the worst method at every")

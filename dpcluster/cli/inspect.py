@@ -208,12 +208,24 @@ def verify(folder: str):
     help="the results root, one folder per spec (as make reproduce-all writes it)",
 )
 def report(results_dir: str):
-    """Write RESULTS/REPORT.md: every figure and the papers' claims checked from the tables."""
+    """Write RESULTS/REPORT.md: every figure and the papers' claims checked from the tables.
+    Each folder with cells is verified first (as `verify`); one that does not verify is
+    flagged, its claims get no verdict, and the command exits 5 after writing."""
     from pathlib import Path
 
+    from .. import harness
     from ..report import write_report
 
     if not Path(results_dir).is_dir():
         _fail(f"{results_dir}: no such results folder (run a spec first: dpcluster run SPEC)")
-
-    click.echo(str(write_report(results_dir)))
+    unverified = {}
+    for folder in harness.spec_folders(results_dir):
+        if (folder / "cells").is_dir():
+            problems = harness.verify_folder(folder)[1]
+            if problems:
+                more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+                unverified[folder.name] = problems[0] + more
+    click.echo(str(write_report(results_dir, unverified=unverified)))
+    for name, problem in unverified.items():
+        click.echo(f"error: {name} does not verify: {problem}", err=True)
+    sys.exit(EXIT_VERIFY_FAILED if unverified else EXIT_OK)

@@ -75,7 +75,7 @@ def _meta(folder: Path) -> dict:
     return meta if isinstance(meta, dict) else {}
 
 
-def _run(folder: Path) -> list[str]:
+def _run(folder: Path, problem: str | None = None) -> list[str]:
     meta = _meta(folder)
     summary = read_table(folder / "summary.csv")
     what = [f"{len(summary)} summary rows"]
@@ -88,6 +88,8 @@ def _run(folder: Path) -> list[str]:
         f'<h3 id="{html.escape(folder.name)}">{html.escape(folder.name)}</h3>',
         f'<p class="muted">{html.escape("; ".join(what))}</p>',
     ]
+    if problem:
+        parts.append(f'<p class="fails">Does not verify: {html.escape(problem)}</p>')
     if (folder / "figure.png").is_file():
         parts.append(_png(folder / "figure.png"))
     shown = [c for c in SUMMARY_COLUMNS if c in summary.columns]
@@ -117,9 +119,13 @@ def _claims(verdicts, labels: dict) -> list[str]:
     ]
 
 
-def write_html(results_dir: Path, path: Path, folders, verdicts, labels: dict) -> Path:
+def write_html(
+    results_dir: Path, path: Path, folders, verdicts, labels: dict, unverified=None
+) -> Path:
     """Write the page for ``folders`` (runs, in order) and the claims' ``verdicts``
-    (``labels``: verdict -> its text) into ``path``; returns it."""
+    (``labels``: verdict -> its text) into ``path``; ``unverified`` (folder name -> problem)
+    flags the runs whose tables do not verify. Returns ``path``."""
+    unverified = unverified or {}
     from ..results import atomic_write_text
 
     checked = [(c, v) for c, v in verdicts if v[0] is not None]
@@ -138,7 +144,7 @@ def write_html(results_dir: Path, path: Path, folders, verdicts, labels: dict) -
         "</ul>",
     ]
     for folder in folders:
-        parts += _run(folder)
+        parts += _run(folder, unverified.get(folder.name))
     parts.append("<h2>The papers' claims</h2>")
     if checked:
         parts += _claims(checked, labels)
