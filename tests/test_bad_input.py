@@ -168,6 +168,14 @@ CASES.update(
             ),
             ["params.s", "GiB"],
         ),
+        "dpbv m_max search too large": (  # few values, but s = 10^6: the farthest pair
+            _with(
+                datasets=[{"name": "uniform", "params": {"N": 20, "d": 1}}],
+                algorithms=[{"name": "dp_dbscan", "params": {"s": 10**6}}],
+                metrics=["silhouette"],
+            ),
+            ["params.s", "to find m_max"],
+        ),
         "vertical on one attribute": (
             _with(
                 datasets=[{"name": "uniform", "params": {"N": 200, "d": 1}}],

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..data import physical_memory
 from ..ldp.baselines import adp, kmeans_labels, rsp
-from ..ldp.bitvector import RANGE_MODES, RecordCodec
+from ..ldp.bitvector import RANGE_MODES, RecordCodec, mmax_bytes
 from ..ldp.distance import consistence, distance_matrix, pair_estimates
 from ..ldp.kcluster import kcluster
 from ..ldp.parties import Custodian, Receiver, pair_multiplicity, vertical_distances
@@ -311,10 +311,17 @@ def _encodings_fit(shape: CellShape) -> tuple[str, str] | None:
         return None
     values = shape.d * max(shape.N, 2 * shape.params.get("pairs", 0))
     need = 4 * values * (s // 64 + 1) * 8
-    if need > physical_memory() // 2:
+    have = physical_memory()
+    if need > have // 2:
         return "pairs" if 2 * shape.params.get("pairs", 0) > shape.N else "s", (
             f"needs about {need / 2**30:.1f} GiB of bit vectors for this dataset "
-            f"(s bits × {values:,} values); this machine has {physical_memory() / 2**30:.1f} GiB"
+            f"(s bits × {values:,} values); this machine has {have / 2**30:.1f} GiB"
+        )
+    if mmax_bytes(s) > have // 2:
+        return "s", (
+            f"needs about {mmax_bytes(s) / 2**30:.1f} GiB to find m_max, the farthest pair of "
+            f"s-bit encodings (about 4s of them, s bits each); this machine has "
+            f"{have / 2**30:.1f} GiB"
         )
     return None
 

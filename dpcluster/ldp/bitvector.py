@@ -59,6 +59,16 @@ def unpack_bits(packed: np.ndarray, s: int) -> np.ndarray:
     return np.unpackbits(raw, axis=-1, bitorder="little")[..., :s].astype(bool)
 
 
+#: points per block when the clean encodings of the m_max search are built
+MMAX_BLOCK = 1024
+
+
+def mmax_bytes(s: int) -> int:
+    """Memory the m_max search of an s-bit codec holds: up to 4s + 3 packed encodings of s
+    bits, twice (the vectors and np.unique's copy), plus one block's comparison."""
+    return 2 * (4 * s + 3) * words(s) * 8 + MMAX_BLOCK * s * 9
+
+
 @functools.lru_cache(maxsize=512)
 def _farthest_pair(t: float, lo: float, hi: float, centres: bytes) -> tuple[int, float, float]:
     """The farthest pair of clean encodings over [lo, hi] for these centres (bytes of the
@@ -66,8 +76,14 @@ def _farthest_pair(t: float, lo: float, hi: float, centres: bytes) -> tuple[int,
     r = np.frombuffer(centres, dtype=np.float64)
     edges = np.unique(np.clip(np.concatenate([r - t, r + t, [lo, hi]]), lo, hi))
     points = np.concatenate([edges, (edges[:-1] + edges[1:]) / 2.0])
-    bits = np.abs(points[:, None] - r[None, :]) <= t
-    vectors, first = np.unique(pack_bits(bits), axis=0, return_index=True)
+    # packed a block of points at a time: the (points, s) comparison is never whole
+    packed = np.concatenate(
+        [
+            pack_bits(np.abs(points[i : i + MMAX_BLOCK, None] - r[None, :]) <= t)
+            for i in range(0, len(points), MMAX_BLOCK)
+        ]
+    )
+    vectors, first = np.unique(packed, axis=0, return_index=True)
     best = np.zeros(len(vectors), np.int64)
     partner = np.arange(len(vectors), dtype=np.int64)
     farthest_pairs(np.ascontiguousarray(vectors), best, partner)
