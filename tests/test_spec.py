@@ -209,6 +209,19 @@ def test_duplicate_yaml_key_is_an_error(tmp_path):
     assert "'seed'" in str(info.value) and "lines 2 and 3" in str(info.value)
 
 
+def test_a_number_in_exponent_form_is_a_number(tmp_path):
+    """PyYAML reads 1e-3 (no dot) as a string; a spec and --set read it as YAML 1.2 does."""
+    p = _write(
+        tmp_path,
+        "name: a\nseed: 1\nepsilon: [1e-3, 2E+1]\ndatasets: [{name: s1}]\n"
+        "algorithms: [{name: lloyd}, {name: eugkm, params: {theta: 1e1}}]\n",
+    )
+    sp = spec.load(p)
+    assert sp.epsilon == (0.001, 20.0) and sp.algorithms[1].kwargs["theta"] == 10.0
+    assert spec.load(p, spec.parse_overrides(["epsilon=[5e-1]"])).epsilon == (0.5,)
+    assert yaml.safe_load("a: 1e-3") == {"a": "1e-3"}  # PyYAML itself is left as it is
+
+
 def test_duplicate_entries_are_errors():
     e = _err(lambda r: r["algorithms"].append({"name": "dplloyd", "repeat": 2}))
     assert e.key == "algorithms[2]" and "twice" in str(e)

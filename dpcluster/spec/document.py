@@ -4,6 +4,7 @@ and ``--set`` overrides applied to the loaded document."""
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import yaml
@@ -130,6 +131,13 @@ def _mapping_without_duplicates(loader, node, deep=False):
 
 _UniqueKeyLoader.add_constructor(
     yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates
+)
+
+#: YAML 1.2's floats without a dot (``1e-3``, ``2E+5``), which PyYAML's YAML 1.1 rules read
+#: as strings, so that ``epsilon: [1e-3]`` is a number as a reader expects
+_EXPONENT_FLOAT = re.compile(r"^[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+$")
+_UniqueKeyLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float", _EXPONENT_FLOAT, list("-+0123456789")
 )
 
 
