@@ -540,6 +540,9 @@ def test_report_reads_a_summary_whose_every_cell_failed(tmp_path):
     assert run_cli("run", "spec.yaml", "-q", cwd=tmp_path).returncode == 1
     proc = run_cli("report", "--results", "results", cwd=tmp_path)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    proc = run_cli("verify", "results", cwd=tmp_path)  # incomplete: says which and why
+    assert proc.returncode == 5 and "(synthetic(N=100,d=2,k=3) plug:f eps=1) failed" in proc.stderr
+    assert ".failed.json" in proc.stderr
 
 
 # --- hostile YAML -----------------------------------------------------------------------

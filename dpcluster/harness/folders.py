@@ -168,7 +168,14 @@ def verify_folder(folder: Path | str, complete: bool = True) -> tuple[int, list[
             continue
         cells = expand(sp)
         for c in cells:
-            if not complete and not any(p.exists() for p in results.cell_paths(out, c.id)):
+            if not any(p.exists() for p in results.cell_paths(out, c.id)):
+                if complete:
+                    failed = results.failure_path(out, c.id)
+                    problems.append(
+                        f"{out}: cell {c.id} ({c.describe()}) "
+                        + (f"failed (see {failed.name})" if failed.is_file() else "not run yet")
+                        + "; rerun the spec"
+                    )
                 continue
             problem = results.verify_cell(out, c.id)
             if problem:
