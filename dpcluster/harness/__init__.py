@@ -34,8 +34,8 @@ __all__ = [
     "run_cell",
     "run_spec",
     "run_specs",
+    "saved_summary",
     "spec_folders",
     "spec_inputs",
     "verify_folder",
-    "saved_summary",
 ]
