@@ -194,6 +194,10 @@ CASES.update(
         "csv empty": (_csv(""), ["p.csv"]),
         "csv empty field": (_csv("x,y\n1,2\n,3\n4,5\n"), ["row 3", "'x'", "empty or NaN"]),
         "csv short row": (_csv("x,y\n1,2\n3\n4,5\n"), ["row 3", "'y'", "empty or NaN"]),
+        "csv class missing": (
+            _csv("x,y,c\n1,2,0\n3,4,\n5,6,1\n", columns=["x", "y"], classes="c"),
+            ["row 3", "class column 'c': empty"],
+        ),
         "csv k above N": (_csv("x,y\n1,2\n3,4\n", k=3), ["params.k", "N = 2 records"]),
         "csv inf": (_csv("x,y\n1,2\n3,-inf\n4,5\n"), ["row 3", "'y'", "-inf"]),
         "benchmark set missing": (

@@ -100,8 +100,14 @@ def read_csv(
     check_finite(X, str(p), 1 + header, [names[i] for i in idx])
     y = None
     if classes is not None:
-        y = frame.iloc[:, _column_index(classes, names, p)].astype("category").cat.codes
-        y = y.to_numpy(dtype=np.int64)
+        labels = frame.iloc[:, _column_index(classes, names, p)]
+        if labels.isna().any():
+            row = int(np.flatnonzero(labels.isna().to_numpy())[0])
+            raise DataError(
+                f"{p}: row {row + 1 + header}, class column {labels.name!r}: empty; every "
+                "record needs its class for ARI and the other class-based metrics"
+            )
+        y = labels.astype("category").cat.codes.to_numpy(dtype=np.int64)
     return np.ascontiguousarray(X), y, tuple(names[i] for i in idx)
 
 
