@@ -74,16 +74,21 @@ def test_report_marks_specs_that_did_not_run(tmp_path):
     assert text.index("## Your runs") < text.index("## The papers' claims")
 
 
-def test_a_claim_is_decided_by_the_reduced_run_that_holds_its_data(tmp_path):
-    """After ``fig1-s1`` only, the S1 claim of Figure 1 is checked from fig1-s1's table."""
-    (tmp_path / "fig1-s1").mkdir()
+def _s1_run(root):
+    """A fig1-s1 folder whose table holds EUGkM ahead of DPLloyd at ε = 0.05 and 0.1."""
+    (root / "fig1-s1").mkdir()
     _summary(
         [
             {"dataset": "s1", "algorithm": a, "epsilon": e, "mean": m}
             for e in (0.05, 0.1)
             for a, m in (("eugkm", 0.03), ("dplloyd", 0.1))
         ]
-    ).to_csv(tmp_path / "fig1-s1" / "summary.csv", index=False)
+    ).to_csv(root / "fig1-s1" / "summary.csv", index=False)
+
+
+def test_a_claim_is_decided_by_the_reduced_run_that_holds_its_data(tmp_path):
+    """After ``fig1-s1`` only, the S1 claim of Figure 1 is checked from fig1-s1's table."""
+    _s1_run(tmp_path)
     text = report.write_report(tmp_path).read_text()
     assert "| fig1 | EUGkM beats DPLloyd at ε ≤ 0.1 on S1 | holds |" in text
     assert "(from fig1-s1/summary.csv)" in text
@@ -93,14 +98,7 @@ def test_a_claim_is_decided_by_the_reduced_run_that_holds_its_data(tmp_path):
 def test_a_folder_that_does_not_verify_is_flagged_and_decides_no_claim(tmp_path):
     """The same table as above, but its folder is named unverified (the CLI's check): the
     run is flagged in both pages and the claim gets an error verdict, not "holds"."""
-    (tmp_path / "fig1-s1").mkdir()
-    _summary(
-        [
-            {"dataset": "s1", "algorithm": a, "epsilon": e, "mean": m}
-            for e in (0.05, 0.1)
-            for a, m in (("eugkm", 0.03), ("dplloyd", 0.1))
-        ]
-    ).to_csv(tmp_path / "fig1-s1" / "summary.csv", index=False)
+    _s1_run(tmp_path)
     problem = "fig1-s1/summary.csv: differs from what the verified cells give"
     path = report.write_report(tmp_path, unverified={"fig1-s1": problem})
     text = path.read_text()
