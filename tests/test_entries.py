@@ -187,3 +187,33 @@ def test_every_plot_kind_names_a_drawer_that_exists():
 
     for name, kind in plotting.KINDS.items():
         assert not kind.draw or callable(getattr(figures, kind.draw)), name
+
+
+def test_a_lines_figure_draws_entries_without_x_as_dashed_levels(tmp_path, monkeypatch):
+    """A swept plugin beside a baseline that lacks the swept parameter: the baseline is a
+    dashed level across the panel, labelled among its peers (no parameter of the other
+    entry in its label), and no legend entry stands for a line that is not drawn."""
+    import json
+
+    from dpcluster.plotting import figures
+
+    rows = [
+        {"algorithm": "mine", "params": json.dumps({"share": v}), "mean": m}
+        for v, m in ((0.1, 0.3), (0.5, 0.2))
+    ] + [{"algorithm": "dplloyd", "params": json.dumps({"min_count": 0.0}), "mean": 0.25}]
+    summary = pd.DataFrame(
+        [
+            {**r, "dataset": "d", "dataset_label": "d", "epsilon": 1.0, "metric": "nicv"}
+            | {"variant": r["algorithm"], "ci95_low": r["mean"] - 0.01, "ci95_high": r["mean"]}
+            for r in rows
+        ]
+    )
+    drawn = {}
+    monkeypatch.setattr(figures, "save", lambda fig, out, stem: drawn.setdefault("fig", fig) and [])
+    figures.lines(summary, tmp_path, "figure", "share")
+    ax = drawn["fig"].axes[0]
+    by_label = {line.get_label(): line for line in ax.get_lines()}
+    assert set(by_label) == {"mine", "dplloyd"}
+    assert list(by_label["mine"].get_xdata()) == [0.1, 0.5]
+    assert by_label["dplloyd"].get_linestyle() == "--"
+    assert list(by_label["dplloyd"].get_ydata()) == [0.25, 0.25]

@@ -259,7 +259,13 @@ def lines(
     instead (95% CI band on the primary metric)."""
     s = summary.copy()
     s["_x"] = x_values(s, x)
-    s["_series"] = series_labels(s, x)
+    # entries without x (a baseline beside a swept plugin) are reference levels, not lines:
+    # labelled among themselves, drawn dashed across the panel
+    flat = s["_x"].isna()
+    s["_series"] = ""
+    for part in (flat, ~flat):
+        if part.any():
+            s.loc[part, "_series"] = series_labels(s[part], x)
     eps = s["epsilon"].replace(math.inf, np.nan)
     if eps.nunique() > 1 and x != "epsilon":
         s["_series"] += eps.map(lambda e: "" if e != e else f", ε={e:g}")
@@ -287,6 +293,10 @@ def lines(
         for series, g in sub.groupby("_series", sort=False):
             g = g.sort_values("_x")
             c = colour[series]
+            if g["_x"].isna().all():
+                if len(g) == 1:  # one level: a dashed reference across the panel
+                    ax.axhline(g[y].iloc[0], ls="--", lw=1, label=series, color=c)
+                continue
             ax.plot(g["_x"], g[y], marker="o", ms=3, label=series, color=c)
             if metric == primary:
                 ax.fill_between(g["_x"], g["ci95_low"], g["ci95_high"], alpha=0.2, color=c)
