@@ -217,3 +217,20 @@ def test_a_lines_figure_draws_entries_without_x_as_dashed_levels(tmp_path, monke
     assert list(by_label["mine"].get_xdata()) == [0.1, 0.5]
     assert by_label["dplloyd"].get_linestyle() == "--"
     assert list(by_label["dplloyd"].get_ydata()) == [0.25, 0.25]
+
+
+def test_a_parameter_only_one_entry_has_stays_out_of_the_labels():
+    """DPLloyd's min_count beside a plugin without it: not a difference between series."""
+    import json
+
+    from dpcluster.plotting.common import series_labels
+
+    params = ({"init": "spec"}, {"min_count": 0.0}, {"a": 1, "b": 1}, {"a": 2, "b": 1})
+    s = pd.DataFrame(
+        {
+            "algorithm": ["lloyd", "dplloyd", "mine", "mine"],
+            "params": [json.dumps(p) for p in params],
+        }
+    )
+    assert list(series_labels(s, "a")) == ["lloyd", "dplloyd", "mine", "mine"]
+    assert list(series_labels(s, "epsilon")) == ["lloyd", "dplloyd", "mine(a=1)", "mine(a=2)"]

@@ -118,12 +118,14 @@ def series_labels(s: pd.DataFrame, x: str) -> pd.Series:
     series that agree on the other parameters (κ on the plain estimate, which ignores it)."""
     params = list(s["params"].map(json.loads))
     keys = sorted({k for p in params for k in p if k != x})
-    varying = [k for k in keys if len({json.dumps(p.get(k)) for p in params}) > 1]
+    # a parameter varies when the series that have it differ in it: one that only some
+    # entries have (DPLloyd's min_count beside a plugin) is not told apart by its absence
+    varying = [k for k in keys if len({json.dumps(p[k]) for p in params if k in p}) > 1]
 
     def moves(k, p) -> bool:
         others = [k2 for k2 in varying if k2 != k]
-        peers = [q for q in params if all(q.get(o) == p.get(o) for o in others)]
-        return len({json.dumps(q.get(k)) for q in peers}) > 1
+        peers = [q for q in params if k in q and all(q.get(o) == p.get(o) for o in others)]
+        return len({json.dumps(q[k]) for q in peers}) > 1
 
     default_of = {alg: defaults(alg) for alg in set(s["algorithm"])}
 
