@@ -234,3 +234,24 @@ def test_a_parameter_only_one_entry_has_stays_out_of_the_labels():
     )
     assert list(series_labels(s, "a")) == ["lloyd", "dplloyd", "mine", "mine"]
     assert list(series_labels(s, "epsilon")) == ["lloyd", "dplloyd", "mine(a=1)", "mine(a=2)"]
+
+
+def test_a_gap_figure_within_one_decade_still_labels_its_axes(tmp_path, monkeypatch):
+    """Gaps between 1 and 3 on a log axis: no power of ten inside, yet ticks are labelled;
+    k is ticked at whole numbers."""
+    from dpcluster.plotting import figures
+
+    rows = [
+        {"algorithm": a, "variant": a, "epsilon": e, "k": k, "mean": m}
+        for k, base, mean in ((2, 0.5, 2.8), (3, 0.1, 1.2))
+        for a, e, m in (("lloyd", math.inf, base), ("dplloyd", 1.0, mean))
+    ]
+    summary = pd.DataFrame([{**r, "dataset": "d", "min": r["mean"], "params": "{}"} for r in rows])
+    drawn = {}
+    monkeypatch.setattr(figures, "save", lambda fig, out, stem: drawn.setdefault("fig", fig) and [])
+    figures.gap_vs_param(summary, tmp_path, "figure", ("k",), log_y=True)
+    ax = drawn["fig"].axes[0]
+    lo, hi = ax.get_ylim()
+    labelled = [t for t in ax.get_yticks() if lo <= t <= hi]
+    assert len(labelled) >= 2
+    assert all(float(t).is_integer() for t in ax.get_xticks())

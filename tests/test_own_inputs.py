@@ -126,6 +126,24 @@ def test_the_same_numbers_however_the_file_is_named_or_read_give_the_same_cells(
     assert "renamed.csv.gz changed since" in proc.stderr and "same numbers" in proc.stderr
 
 
+def test_a_csv_dataset_sweeps_k_like_a_generator(tmp_path):
+    """params.k: [3, 4] on a csv is two datasets, one per k, as a generator's list is."""
+    s = _experiment(tmp_path / "x")
+    raw = yaml.safe_load(s.read_text())
+    raw["datasets"][0]["params"]["k"] = [3, 4]
+    raw["algorithms"] = [{"name": "lloyd"}]
+    s.write_text(yaml.safe_dump(raw))
+    assert _run(s).returncode == 0
+    import pandas as pd
+
+    summary = pd.read_csv(s.parent / "results" / "plugin-example" / "summary.csv")
+    assert sorted(summary["k"]) == [3, 4] and summary["dataset"].nunique() == 2
+    raw["datasets"][0]["params"]["k"] = []
+    s.write_text(yaml.safe_dump(raw))
+    proc = run_cli("validate", "spec.yaml", cwd=s.parent)
+    assert proc.returncode == 2 and "params.k': is an empty list" in proc.stderr
+
+
 def test_two_entries_with_the_same_numbers_are_refused(tmp_path):
     s = _experiment(tmp_path / "x")
     raw = yaml.safe_load(s.read_text())

@@ -82,6 +82,19 @@ def log_ticks(ax, values) -> None:
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 
+def label_within_a_decade(ax) -> None:
+    """A log (or symlog) y axis whose data lie between two powers of ten has no labelled
+    tick: label it at a few round values inside the range instead, as plain numbers."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator
+
+    lo, hi = sorted(ax.get_ylim())
+    if lo <= 0 or math.floor(math.log10(lo)) != math.floor(math.log10(hi)):
+        return
+    ticks = [v for v in MaxNLocator(nbins=4).tick_values(lo, hi) if lo <= v <= hi]
+    ax.yaxis.set_major_locator(FixedLocator(ticks))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
+
+
 def save(fig, out: Path, stem: str) -> list[Path]:
     paths = []
     for ext in ("png", "pdf"):

@@ -21,10 +21,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 from .common import (
     colours,
     figure_legend,
+    label_within_a_decade,
     legend,
     log_ticks,
     plt,
@@ -113,8 +115,11 @@ def gap_vs_param(
             ax.plot(m.index, m.values, marker="o", ms=3, label=f"{variant}, ε={eps:g}")
         ax.set_xlabel(x)
         ax.set_ylabel("NICV − baseline")
+        if x in ("k", "d", "N"):
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if log_y:  # a gap can be ≤ 0 (a method at the baseline): linear below 1e-3
             ax.set_yscale("symlog", linthresh=1e-3)
+            label_within_a_decade(ax)
         ax.grid(alpha=0.3)
         legend(ax, fontsize=7)
     if title:

@@ -38,16 +38,17 @@ def _datasets(file: str, raw: Any, bounds: str = "data") -> tuple[DatasetSpec, .
             )
         if name in ("csv", "benchmark"):
             read = _csv_dataset if name == "csv" else _benchmark_dataset
-            out.append(read(file, where, entry, bounds))
-            if out[-1].identity_key in [d.identity_key for d in out[:-1]]:
-                raise SpecError(
-                    file,
-                    where,
-                    entry,
-                    f"gives the same numbers as an earlier {name} dataset: every run would "
-                    "count twice",
-                    "list it once",
-                )
+            for one in _k_sweep(file, where, entry):
+                out.append(read(file, where, one, bounds))
+                if out[-1].identity_key in [d.identity_key for d in out[:-1]]:
+                    raise SpecError(
+                        file,
+                        where,
+                        entry,
+                        f"gives the same numbers as an earlier {name} dataset: every run "
+                        "would count twice",
+                        "list it once",
+                    )
             continue
         if name in data.GENERATORS:
             table = {
@@ -108,6 +109,18 @@ def _datasets(file: str, raw: Any, bounds: str = "data") -> tuple[DatasetSpec, .
                 )
             out.append(ds)
     return tuple(out)
+
+
+def _k_sweep(file: str, where: str, entry: dict) -> list[dict]:
+    """A file dataset's entry once per value of ``params.k`` when it lists several (a sweep,
+    as the generators' lists are); the entry itself otherwise."""
+    params = entry.get("params")
+    k = params.get("k") if isinstance(params, dict) else None
+    if not isinstance(k, list):
+        return [entry]
+    if not k:
+        raise SpecError(file, f"{where}.params.k", k, "is an empty list; give k or a list of k")
+    return [{**entry, "params": {**params, "k": value}} for value in k]
 
 
 def _data_file(file: str, where: str, value: Any, expected: Any = "") -> tuple[str, str, str]:
