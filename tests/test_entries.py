@@ -255,3 +255,26 @@ def test_a_gap_figure_within_one_decade_still_labels_its_axes(tmp_path, monkeypa
     labelled = [t for t in ax.get_yticks() if lo <= t <= hi]
     assert len(labelled) >= 2
     assert all(float(t).is_integer() for t in ax.get_xticks())
+
+
+def test_a_single_epsilon_gets_an_error_bar_and_its_own_tick(tmp_path, monkeypatch):
+    """One ε: a band of one point has no width, so the CI is an error bar, and the ε axis
+    is ticked at that ε rather than at the decades around it."""
+    from dpcluster.plotting import figures
+
+    summary = (
+        pd.DataFrame(
+            [
+                {"algorithm": "lloyd", "epsilon": math.inf, "mean": 0.1, "min": 0.1},
+                {"algorithm": "dplloyd", "epsilon": 0.7, "mean": 0.5, "min": 0.4},
+            ]
+        )
+        .assign(dataset="d", dataset_label="d", params="{}", variant=lambda f: f["algorithm"])
+        .assign(ci95_low=lambda f: f["mean"] - 0.1, ci95_high=lambda f: f["mean"] + 0.1)
+    )
+    drawn = {}
+    monkeypatch.setattr(figures, "save", lambda fig, out, stem: drawn.setdefault("fig", fig) and [])
+    figures.nicv_vs_epsilon(summary, tmp_path, "figure")
+    ax = drawn["fig"].axes[0]
+    assert ax.containers, "no error bar drawn"
+    assert list(ax.get_xticks()) == [0.7]

@@ -70,13 +70,24 @@ def figure_legend(fig, axes, band: bool = False) -> None:
         )
 
 
+def ci_band(ax, x, low, high, color) -> None:
+    """The 95 % CI of a series: a shaded band, or an error bar where the series has a
+    single x (a band of one point has no width)."""
+    x, low, high = (np.asarray(v, dtype=float) for v in (x, low, high))
+    if len(x) > 1:
+        ax.fill_between(x, low, high, alpha=0.2, color=color)
+    elif len(x) == 1:
+        mid = (low + high) / 2
+        ax.errorbar(x, mid, yerr=(high - low) / 2, fmt="none", ecolor=color, alpha=0.5, capsize=4)
+
+
 def log_ticks(ax, values) -> None:
     """A log axis ticked at the data's own x values when there are few of them (labels as
     plain numbers, no minor labels), so short grids get no overlapping labels."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
     xs = sorted({float(v) for v in values if np.isfinite(v) and v > 0})
-    if 1 < len(xs) <= 8:
+    if 1 <= len(xs) <= 8:
         ax.xaxis.set_major_locator(FixedLocator(xs))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())

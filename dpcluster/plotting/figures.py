@@ -24,6 +24,7 @@ import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
 from .common import (
+    ci_band,
     colours,
     figure_legend,
     label_within_a_decade,
@@ -76,7 +77,7 @@ def nicv_vs_epsilon(
             g = g.sort_values("epsilon")
             c = colour[variant]
             ax.plot(g["epsilon"], g["mean"], marker="o", ms=3, label=variant, color=c)
-            ax.fill_between(g["epsilon"], g["ci95_low"], g["ci95_high"], alpha=0.2, color=c)
+            ci_band(ax, g["epsilon"], g["ci95_low"], g["ci95_high"], c)
         if ds in base.index:
             ax.axhline(base[ds], color="k", ls="--", lw=1, label="baseline (Lloyd, min)")
             if best[ds] < base[ds] * (1 - 1e-3):  # visibly lower only
@@ -304,7 +305,7 @@ def lines(
                 continue
             ax.plot(g["_x"], g[y], marker="o", ms=3, label=series, color=c)
             if metric == primary:
-                ax.fill_between(g["_x"], g["ci95_low"], g["ci95_high"], alpha=0.2, color=c)
+                ci_band(ax, g["_x"], g["ci95_low"], g["ci95_high"], c)
         ax.set_title(
             family if len(families) > 1 or len(panels) == 1 else f"{family}: {metric}", fontsize=10
         )
