@@ -468,3 +468,17 @@ def test_dry_run_charges_compilation_only_for_shapes_this_install_has_not_run(
         # each new value the entry compiles for costs its compile_s, without the base
         new = len(c.info.compile_on)
         assert compile_seconds([c], jobs=1) == pytest.approx(new * c.info.compile_s)
+
+
+def test_more_jobs_than_cpus_warns_and_the_dry_run_counts_only_the_cpus(tmp_path):
+    """--jobs above the CPUs says so once, and the dry run counts no more workers than
+    CPUs (a run with more cells than CPUs is not faster for more workers)."""
+    from dpcluster.harness.estimate import estimate, usable_cpus
+
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(TINY))
+    proc = _cli("run", str(path), "--out", str(tmp_path / "o"), "-q", "--jobs", "999")
+    assert proc.returncode == 0, proc.stderr
+    assert f"--jobs 999 is more than the {usable_cpus()} CPUs" in proc.stderr
+    cells = harness.expand(spec.parse(TINY, str(path)))
+    assert estimate(cells, 999).wall_s == estimate(cells, usable_cpus()).wall_s

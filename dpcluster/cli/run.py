@@ -9,6 +9,7 @@ import click
 
 from ..errors import DpclusterError
 from ..harness.backends import BACKENDS
+from ..harness.estimate import usable_cpus
 from .base import (
     _SET,
     EXIT_FAILED_RUNS,
@@ -124,6 +125,13 @@ def run(
         for sp in specs:  # data, k ≤ N and size errors surface before any work
             for warning in harness.check_spec(sp):
                 click.echo(f"warning: {warning}", err=True)
+        cpus = usable_cpus()
+        if backend == "local" and jobs > cpus:
+            click.echo(
+                f"warning: --jobs {jobs} is more than the {cpus} CPUs this process may use: "
+                "the workers share them, and each holds its own data and kernels",
+                err=True,
+            )
         progress = Progress(not quiet)
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
         try:

@@ -23,7 +23,8 @@ def _execute(todo: list[Cell], jobs: int):
     from joblib import delayed
 
     threads = 1  # one process per job; numba inside each worker runs single-threaded
-    yield from local_pool(jobs)(delayed(run_cell)(c, threads) for c in todo)
+    # never more workers than cells: each worker costs a process start and its imports
+    yield from local_pool(min(jobs, len(todo)))(delayed(run_cell)(c, threads) for c in todo)
 
 
 def local_pool(jobs: int):
@@ -94,7 +95,10 @@ def _execute_dask(todo: list[Cell], jobs: int, scheduler: str | None):
             ) from None
     else:
         cluster = LocalCluster(
-            n_workers=max(1, jobs), threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=max(1, min(jobs, len(todo))),
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
         )
         client = Client(cluster)
     try:

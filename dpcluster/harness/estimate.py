@@ -14,6 +14,7 @@ its kernels are compiled for that the kernel cache has no mark of
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,8 +102,17 @@ def compile_seconds(cells: list[Cell], jobs: int) -> float:
     return shared + sum(new.values()) / max(1, jobs)
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the OS says, else all)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
 def estimate(cells: list[Cell], jobs: int, results_root: Path | str = "results") -> Estimate:
-    """The wall-clock time ``cells`` (distinct computations) take with ``jobs`` workers."""
+    """The wall-clock time ``cells`` (distinct computations) take with ``jobs`` workers,
+    of which no more run at once than this process has CPUs."""
+    jobs = min(jobs, usable_cpus())
     factor, measured = calibration(results_root)
     unique = list({c.id: c for c in cells}.values())
     costs = sorted((cell_cost(c) * factor for c in unique), reverse=True)
