@@ -124,11 +124,11 @@ def test_report_verifies_each_folder_with_cells_and_exits_5(tmp_path):
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(spec))
     assert run_cli("run", "s.yaml", "-q", cwd=tmp_path).returncode == 0
     assert run_cli("report", cwd=tmp_path).returncode == 0
-    with (tmp_path / "results" / "mine" / "runs.csv").open("a") as f:
+    with (tmp_path / "results" / "mine" / "summary.csv").open("a") as f:
         f.write("edited\n")
     proc = run_cli("report", cwd=tmp_path)
     assert proc.returncode == 5 and "mine does not verify: " in proc.stderr
-    assert "runs.csv: differs" in (tmp_path / "results" / "REPORT.md").read_text()
+    assert "summary.csv: differs" in (tmp_path / "results" / "REPORT.md").read_text()
 
 
 def test_fig2_theta_and_gkm_claims_hold_and_fail():
