@@ -482,3 +482,21 @@ def test_more_jobs_than_cpus_warns_and_the_dry_run_counts_only_the_cpus(tmp_path
     assert f"--jobs 999 is more than the {usable_cpus()} CPUs" in proc.stderr
     cells = harness.expand(spec.parse(TINY, str(path)))
     assert estimate(cells, 999).wall_s == estimate(cells, usable_cpus()).wall_s
+
+
+def test_the_dry_run_charges_dplloyds_iterations():
+    """Fitted at its default t = 5: t = 5 costs as before, t = 50 about ten times as much,
+    and a per-iteration term makes many iterations on tiny data cost something."""
+    from dpcluster.experiments import costs
+    from dpcluster.experiments.protocol import CellShape
+
+    def cost(t, N=10_000):
+        shape = CellShape(
+            N=N, d=5, k=5, epsilon=1.0, params={"iterations": t}, repeat=100, n_init=30
+        )
+        return costs.dplloyd(shape)
+
+    work = 100 * 30 * 10_000 * 5 * 5 * costs.LLOYD_BATCH_S
+    assert cost(5) == pytest.approx(work + 5 * costs.LLOYD_PASS_S)
+    assert cost(50) == pytest.approx(10 * work + 50 * costs.LLOYD_PASS_S)
+    assert cost(20_000, N=6) > 1.0
