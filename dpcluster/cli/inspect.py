@@ -219,13 +219,7 @@ def report(results_dir: str):
 
     if not Path(results_dir).is_dir():
         _fail(f"{results_dir}: no such results folder (run a spec first: dpcluster run SPEC)")
-    unverified = {}
-    for folder in harness.spec_folders(results_dir):
-        if (folder / "cells").is_dir():
-            problems = harness.verify_folder(folder, complete=False, tables=("summary.csv",))[1]
-            if problems:
-                more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-                unverified[folder.name] = problems[0] + more
+    unverified = harness.unverified_folders(results_dir)
     click.echo(str(write_report(results_dir, unverified=unverified)))
     for name, problem in unverified.items():
         click.echo(f"error: {name} does not verify: {problem}", err=True)

@@ -31,6 +31,10 @@ class DataBoundsWarning(UserWarning):
     """Scaling bounds were computed from the data, so no ε that follows is private."""
 
 
+#: the Dataset fields that hold arrays: what an algorithm reads besides k and the bounds
+ARRAY_FIELDS = ("X", "lo", "hi", "classes", "domain_lo", "domain_hi")
+
+
 @dataclass(frozen=True, kw_only=True)
 class Dataset:
     """A normalised dataset.
@@ -91,15 +95,7 @@ class Dataset:
             v.flags.writeable = False
             return v
 
-        return replace(
-            self,
-            X=view(self.X),
-            lo=view(self.lo),
-            hi=view(self.hi),
-            classes=view(self.classes),
-            domain_lo=view(self.domain_lo),
-            domain_hi=view(self.domain_hi),
-        )
+        return replace(self, **{f: view(getattr(self, f)) for f in ARRAY_FIELDS})
 
     @property
     def d(self) -> int:
@@ -195,7 +191,7 @@ def content_digest(ds: Dataset) -> str:
     with its shape. Names, labels and how the file was spelled or read (column names or
     indices, delimiter, compression) do not enter, so the same numbers have one identity."""
     h = hashlib.sha256(f"k={ds.k};bounds={ds.bounds}".encode())
-    for field in ("X", "lo", "hi", "classes", "domain_lo", "domain_hi"):
+    for field in ARRAY_FIELDS:
         value = getattr(ds, field)
         if value is None:
             h.update(f";{field}=None".encode())

@@ -10,7 +10,14 @@ folders   reading, listing and verifying results folders
 from . import backends
 from .backends import BACKENDS, local_pool
 from .cells import RUN_COLUMNS, Cell, CellFailure, CellOutcome, expand, run_cell
-from .folders import list_results, saved_summary, spec_folders, spec_inputs, verify_folder
+from .folders import (
+    list_results,
+    saved_summary,
+    spec_folders,
+    spec_inputs,
+    unverified_folders,
+    verify_folder,
+)
 from .plan import CELL_OVERHEAD_S, ROW_BYTES, Failure, cell_cost, check_spec
 from .run import ProgressFn, RunReport, run_spec, run_specs
 
@@ -37,5 +44,6 @@ __all__ = [
     "saved_summary",
     "spec_folders",
     "spec_inputs",
+    "unverified_folders",
     "verify_folder",
 ]

@@ -185,14 +185,33 @@ def verify_folder(
                 problems.append(problem)
         runs, summary = _tables(sp, out, cells)
         for name, table in (("runs.csv", runs), ("summary.csv", summary)):
-            if name not in tables:
-                continue
-            path = out / name
-            if not path.is_file():
-                problems.append(f"{path}: missing")
-            elif path.read_bytes() != results.to_csv(table).encode():
-                problems.append(f"{path}: differs from what the verified cells give")
+            if name in tables and (problem := _table_problem(out / name, table)):
+                problems.append(problem)
     return len(folders), problems
+
+
+def _table_problem(path: Path, table: pd.DataFrame) -> str | None:
+    """What is wrong with the table file at ``path`` against ``table``, which its verified
+    cells give (None: byte for byte the same)."""
+    if not path.is_file():
+        return f"{path}: missing"
+    if path.read_bytes() != results.to_csv(table).encode():
+        return f"{path}: differs from what the verified cells give"
+    return None
+
+
+def unverified_folders(root: Path | str) -> dict[str, str]:
+    """Each spec folder under ``root`` with cells whose cells or summary.csv do not verify
+    (cells never written aside: a partial run is consistent), as folder name -> its first
+    problem (and how many more). What ``report`` flags and keeps out of the claims."""
+    out = {}
+    for folder in spec_folders(root):
+        if (folder / "cells").is_dir():
+            problems = verify_folder(folder, complete=False, tables=("summary.csv",))[1]
+            if problems:
+                more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+                out[folder.name] = problems[0] + more
+    return out
 
 
 def saved_summary(sp: Spec, out: Path | str) -> pd.DataFrame:
@@ -206,10 +225,10 @@ def saved_summary(sp: Spec, out: Path | str) -> pd.DataFrame:
         raise ResultsError(f"{table}: no saved summary; run `dpcluster run {sp.path}` first")
     if (out / "cells").is_dir():
         _, summary = _tables(sp, out, expand(sp))
-        if table.read_bytes() != results.to_csv(summary).encode():
+        if problem := _table_problem(table, summary):
             raise VerifyError(
-                f"{table}: differs from what the verified cells give (edited, or written "
-                f"for another version of the spec); `dpcluster run {sp.path}` rewrites it"
+                f"{problem} (edited, or written for another version of the spec); "
+                f"`dpcluster run {sp.path}` rewrites it"
             )
         return summary
     try:
