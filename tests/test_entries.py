@@ -278,3 +278,39 @@ def test_a_single_epsilon_gets_an_error_bar_and_its_own_tick(tmp_path, monkeypat
     ax = drawn["fig"].axes[0]
     assert ax.containers, "no error bar drawn"
     assert list(ax.get_xticks()) == [0.7]
+
+
+@pytest.mark.parametrize("epsilons", [(1.0,), (0.5, 1.0)])
+def test_a_gap_figure_has_one_legend_and_names_epsilon_only_when_it_varies(
+    epsilons, tmp_path, monkeypatch
+):
+    """Figure 2's layout: one legend for both panels, a series keeps its colour in each,
+    each panel says what it averages over, and ε joins the names only when it varies."""
+    from dpcluster.plotting import figures
+
+    rows = [
+        {"algorithm": a, "variant": a, "epsilon": e, "k": k, "d": d, "mean": 1.0 + k + d + e}
+        for k in (2, 3)
+        for d in (2, 4)
+        for a, eps in (("lloyd", (math.inf,)), ("dplloyd", epsilons), ("eugkm", epsilons))
+        for e in eps
+    ]
+    summary = pd.DataFrame(rows).assign(
+        dataset=lambda f: "k" + f["k"].astype(str) + "d" + f["d"].astype(str),
+        min=lambda f: f["mean"],
+        params="{}",
+    )
+    drawn = {}
+    monkeypatch.setattr(figures, "save", lambda fig, out, stem: drawn.setdefault("fig", fig) and [])
+    figures.gap_vs_param(summary, tmp_path, "figure", ("k", "d"), log_y=True)
+    fig = drawn["fig"]
+    assert all(ax.get_legend() is None for ax in fig.axes)
+    (legend,) = fig.legends
+    names = [t.get_text() for t in legend.get_texts()]
+    if len(epsilons) == 1:
+        assert names == ["dplloyd", "eugkm"]
+    else:
+        assert names == [f"{a}, ε={e:g}" for a in ("dplloyd", "eugkm") for e in epsilons]
+    colour_of = [{ln.get_label(): ln.get_color() for ln in ax.lines} for ax in fig.axes]
+    assert colour_of[0] == colour_of[1] and len(set(colour_of[0].values())) == len(names)
+    assert [ax.get_title() for ax in fig.axes] == ["mean over d", "mean over k"]

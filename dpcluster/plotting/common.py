@@ -17,13 +17,6 @@ import pandas as pd  # noqa: E402
 
 from ..results import atomic_write_bytes  # noqa: E402
 
-
-def legend(ax, **kwargs) -> None:
-    """A legend when the panel has labelled lines (a panel whose every value is NaN has none)."""
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(**kwargs)
-
-
 #: the shaded band's entry in every legend that has one
 BAND_LABEL = "shaded: 95 % CI of the mean"
 

@@ -5,7 +5,8 @@ Kinds:
   axis, one line per private variant, the Lloyd baseline (min over init sets) as a dashed
   horizontal line. Stand-in datasets carry "(stand-in …)" in the panel title.
 * ``gap_vs_param``: one panel per dataset parameter in ``plot.x`` (k, d): the mean of
-  NICV(method) − NICV(baseline of the same dataset), averaged over the other parameters.
+  NICV(method) − NICV(baseline of the same dataset), averaged over the other parameters
+  (each panel's title names them); ε is in a series' name only when it varies.
 * ``nicv_vs_step`` (Fig. 4), ``nicv_vs_block`` (Fig. 3), ``time_vs_epsilon`` (Fig. 7):
   one panel per dataset, x = iteration / block size / ε.
 * ``lines`` (Paper B Figs. 3, 5, 6, 8): the primary metric vs ``plot.x``, a parameter or
@@ -28,7 +29,6 @@ from .common import (
     colours,
     figure_legend,
     label_within_a_decade,
-    legend,
     log_ticks,
     plt,
     save,
@@ -109,11 +109,20 @@ def gap_vs_param(
     base = _baseline(summary)
     priv = summary[np.isfinite(summary["epsilon"]) & summary["dataset"].isin(base.index)].copy()
     priv["gap"] = priv["mean"] - priv["dataset"].map(base)
+    # ε joins a series' name only when the figure has more than one (the title gives it)
+    several_eps = priv["epsilon"].nunique() > 1
+    priv["series"] = [
+        f"{v}, ε={e:g}" if several_eps else v for v, e in zip(priv["variant"], priv["epsilon"])
+    ]
+    colour = colours(priv["series"])
     fig, axes = plt.subplots(1, len(xs), figsize=(5 * len(xs), 3.8), squeeze=False)
     for ax, x in zip(axes.flat, xs):
-        for (variant, eps), g in priv.groupby(["variant", "epsilon"], sort=False):
+        for name, g in priv.groupby("series", sort=False):
             m = g.groupby(x)["gap"].mean().sort_index()
-            ax.plot(m.index, m.values, marker="o", ms=3, label=f"{variant}, ε={eps:g}")
+            ax.plot(m.index, m.values, marker="o", ms=3, label=name, color=colour[name])
+        averaged = [o for o in xs if o != x and o in priv and priv[o].nunique() > 1]
+        if averaged:
+            ax.set_title(f"mean over {', '.join(averaged)}", fontsize=9)
         ax.set_xlabel(x)
         ax.set_ylabel("NICV − baseline")
         if x in ("k", "d", "N"):
@@ -122,10 +131,10 @@ def gap_vs_param(
             ax.set_yscale("symlog", linthresh=1e-3)
             label_within_a_decade(ax)
         ax.grid(alpha=0.3)
-        legend(ax, fontsize=7)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
+    figure_legend(fig, list(axes.flat))
     return save(fig, out, stem)
 
 
