@@ -246,3 +246,8 @@ def test_the_html_page_is_one_self_contained_file_of_every_run(tmp_path):
     for text in ("fig4", "b-table3", "epsilon_provable_max", "Privacy audit", "holds"):
         assert text in page
     assert "violation" in page  # the audit's verdicts, Theorem 4's included
+    # read as a reader would: no "nan" or "inf" in a cell, text columns left-aligned
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", page)
+    assert not {"nan", "inf", "-inf"} & set(cells)
+    assert "∞" in cells and "–" in cells  # Lloyd's ε; the audit's not-private rows
+    assert '<table class="text">' in page

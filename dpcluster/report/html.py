@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -48,6 +49,7 @@ h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; font-size: 13px; margin: .5em 0 1em; }
 th, td { border: 1px solid #ddd; padding: 2px 6px; text-align: right; }
 th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; }
+table.text td, table.text th { text-align: left; }
 img { max-width: 100%; border: 1px solid #eee; }
 details { margin: .3em 0 1em; } summary { cursor: pointer; color: #245; }
 .holds { color: #176117; } .fails { color: #a31515; } .muted { color: #777; }
@@ -60,11 +62,18 @@ def _png(path: Path) -> str:
     return f'<img alt="{html.escape(path.parent.name)}" src="data:image/png;base64,{data}">'
 
 
-def _table(frame: pd.DataFrame) -> str:
-    def fmt(v):
-        return f"{v:.4g}" if isinstance(v, float) else v
+def _cell(v):
+    """A table value as the reader sees it: 4 significant digits, ∞ for a non-private ε,
+    and a dash where there is no value (NaN)."""
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "–"
+        return ("∞" if v > 0 else "−∞") if math.isinf(v) else f"{v:.4g}"
+    return v
 
-    return frame.map(fmt).to_html(index=False, border=0, escape=True, na_rep="–")
+
+def _table(frame: pd.DataFrame) -> str:
+    return frame.map(_cell).to_html(index=False, border=0, escape=True, na_rep="–")
 
 
 def _meta(folder: Path) -> dict:
@@ -113,7 +122,8 @@ def _claims(verdicts, labels: dict) -> list[str]:
             f"<td>{html.escape(str(evidence))}</td></tr>"
         )
     return [
-        "<table><tr><th>figure</th><th>claim</th><th>verdict</th><th>evidence</th></tr>",
+        '<table class="text"><tr><th>figure</th><th>claim</th><th>verdict</th>'
+        "<th>evidence</th></tr>",
         *rows,
         "</table>",
     ]
@@ -148,10 +158,11 @@ def write_html(
     parts.append("<h2>The papers' claims</h2>")
     if checked:
         parts += _claims(checked, labels)
-    parts.append(
-        f'<p class="muted">{untried} claim(s) have no data here '
-        "(<code>make reproduce-all</code> runs them all).</p>"
-    )
+    if untried:
+        parts.append(
+            f'<p class="muted">{untried} claim(s) have no data here '
+            "(<code>make reproduce-all</code> runs them all).</p>"
+        )
     audit = Path(results_dir) / "audit" / "audit.csv"
     if audit.is_file():
         table = read_table(audit)
@@ -159,7 +170,10 @@ def write_html(
         parts += [
             "<h2>Privacy audit</h2>",
             "<p>95 % lower bounds on ε from <code>dpcluster audit</code> (docs/audit.md), "
-            "against the claimed and the provable ε.</p>",
+            "against the claimed and the provable ε. <b>consistent</b>: no bound exceeds "
+            "either; <b>violation</b>: a bound exceeds the ε the paper claims, not what "
+            "dpcluster proves; <b>violation of provable ε</b>: a bound exceeds the ledger's "
+            "ε, a fault in dpcluster. Not-private rows have no ε (–).</p>",
             _table(table[shown]),
         ]
     parts.append("</body></html>")
