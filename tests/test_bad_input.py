@@ -215,6 +215,19 @@ CASES.update(
             ["bounds", "no public domain"],
         ),
         "csv binary": (_csv(bytes(range(256)) * 3), ["p.csv", "cannot read"]),
+        "csv name heads two columns": (
+            _csv("x,x,y\n" + "".join(f"{i},{i % 3},{i % 5}\n" for i in range(9)), columns=["x"]),
+            ["columns 0, 1", "'x'"],
+        ),
+        "csv domain of another width": (
+            _csv(POINTS, domain=[[0, 0, 0], [9, 9, 9]]),
+            ["domain", "2 columns"],
+        ),
+        "private iterations beyond the cap": (
+            _algorithm("dplloyd", iterations=10**8),
+            ["params.iterations", "<= 10,000", "ledger"],
+        ),
+        "pgkm pool too large": (_algorithm("pgkm", pool=10**11), ["params.pool", "GiB"]),
     }
 )
 

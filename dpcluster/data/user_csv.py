@@ -54,6 +54,34 @@ def _column_index(spec, names: list[str], path: Path) -> int:
     return names.index(spec)
 
 
+def _check_named_once(p: Path, delimiter: str, wanted) -> None:
+    """A DataError when a column the spec names by its header name heads two columns:
+    pandas would rename the second (``x.1``) and the name would silently mean the first."""
+    import pandas as pd
+
+    wanted = [w for w in wanted if isinstance(w, str)]
+    if not wanted:
+        return
+    first = pd.read_csv(
+        p,
+        sep=delimiter,
+        header=None,
+        nrows=1,
+        compression="infer",
+        dtype=str,
+        skipinitialspace=True,
+        keep_default_na=False,
+    )
+    header = [str(v) for v in first.iloc[0]]
+    for name in wanted:
+        at = [i for i, h in enumerate(header) if h == name]
+        if len(at) > 1:
+            raise DataError(
+                f"{p}: columns {', '.join(map(str, at))} (0-based) are all headed {name!r}; "
+                "rename one, or give the columns by index"
+            )
+
+
 @functools.lru_cache(maxsize=16)
 def read_csv(
     path: str, columns, classes, delimiter: str, header: bool, sha256: str
@@ -76,6 +104,8 @@ def read_csv(
     except (ValueError, OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
         raise DataError(f"{p}: cannot read as csv ({type(exc).__name__}: {exc})") from None
     names = [str(c) for c in frame.columns]
+    if header:
+        _check_named_once(p, delimiter, [c for c in (*(columns or ()), classes) if c is not None])
     idx = (
         [_column_index(c, names, p) for c in columns]
         if columns
@@ -131,9 +161,11 @@ def load_csv(
     box = None
     if domain is not None:
         box = freeze(domain)
-        if len(box) != 2:
+        d = raw.shape[1]
+        if len(box) != 2 or any(not (np.ndim(b) == 0 or np.shape(b) == (d,)) for b in box):
             raise DataError(
-                f"{path}: domain must be [lo, hi] (scalars or one value per column), got {domain!r}"
+                f"{path}: domain must be [lo, hi], each a number or a list of one value per "
+                f"column ({d} columns), got {domain!r}"
             )
     X, lo, hi, clipped = scale(raw, bounds, box, str(path))
     stem = Path(path).name.split(".")[0]

@@ -20,6 +20,7 @@ from ..algorithms.init import INIT_METHODS
 from ..algorithms.pgkm import genetic_kmeans
 from ..analysis import hybrid_switch
 from ..analysis.mse import SWITCH_T, THETA
+from ..data import physical_memory
 from ..kernels import GRID_DISTANCES
 from . import costs
 from .paper_a_cells import (
@@ -39,6 +40,7 @@ from .protocol import (
     Param,
     central_fit,
     independent_runs,
+    private_iterations,
     without_default,
 )
 
@@ -96,7 +98,7 @@ _GKM_FIT = {"align_rule": _GKM_PARAMS["align"]}
 _GENE_PARAMS = {
     "pool": Param(200, int, "candidate pool size m", minimum=2),
     "selected": Param(10, int, "parameters selected per iteration m'", minimum=1),
-    "iterations": Param(8, int, "iterations r_it (ε/(m'·r_it) per selection)", minimum=1),
+    "iterations": private_iterations(8, "iterations r_it (ε/(m'·r_it) per selection)"),
     "decay": Param(0.7, float, "mutation width r·decay^(i−1)", minimum=0.0),
 }
 
@@ -128,8 +130,16 @@ def _hybrid_grid_fits(shape: CellShape) -> tuple[str, str] | None:
 
 def _selection_fits(shape: CellShape) -> tuple[str, str] | None:
     """Preflight of PGkM and Gene: m' parameters are selected from a pool of m."""
-    if shape.params["selected"] > shape.params["pool"]:
-        return "selected", f"must not exceed pool = {shape.params['pool']}"
+    pool = shape.params["pool"]
+    if shape.params["selected"] > pool:
+        return "selected", f"must not exceed pool = {pool}"
+    need = 4 * pool * shape.k * shape.d * 8  # the pool, its offspring and their copies
+    have = physical_memory()
+    if need > have // 2:
+        return "pool", (
+            f"needs about {need / 2**30:.1f} GiB for {pool:,} candidate sets of k·d = "
+            f"{shape.k * shape.d} values (a few copies); this machine has {have / 2**30:.1f} GiB"
+        )
     return None
 
 
@@ -186,7 +196,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
             run_cell=lambda c: dplloyd_cell(c, improved=False),
             cost=costs.dplloyd,
             params={
-                "iterations": Param(5, int, "t, iterations (ε/t each)", minimum=1),
+                "iterations": private_iterations(5, "t, iterations (ε/t each)"),
                 "min_count": _MIN_COUNT,
             },
         ),
@@ -224,7 +234,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
                 "one pass with all of ε where N/k is below 10 times a pass's noise floor "
                 "(docs/utility.md); false: A2's t rule",
             ),
-            "iterations": Param(0, int, "t; 0: the rule above", minimum=0),
+            "iterations": private_iterations(0, "t; 0: the rule above", minimum=0),
         },
     ),
     "eugkm": _with_fit(

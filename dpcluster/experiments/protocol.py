@@ -39,21 +39,24 @@ class ParamError(ValueError):
 
 @dataclass(frozen=True)
 class Param:
-    """One algorithm parameter: default, type, allowed values, lower bound and meaning."""
+    """One algorithm parameter: default, type, allowed values, bounds and meaning."""
 
     default: Any
     kind: type
     doc: str
     choices: tuple | None = None
     minimum: float | None = None
+    #: the largest value, and why (``maximum_reason`` is the error's hint)
+    maximum: float | None = None
+    maximum_reason: str = ""
     #: returns a problem description for a bad value, or None
     check: Callable[[Any], str | None] | None = None
 
     def coerce(self, value: Any) -> Any:
         """``value`` as this parameter's type, or a :class:`ParamError`: a bool is never a
         number, an int is a float, a float must be finite, a number may name a string
-        (a block size), and ``check``, ``choices`` and ``minimum`` apply. The one check of
-        a spec's parameters and of the estimators' ``method_params``."""
+        (a block size), and ``check``, ``choices``, ``minimum`` and ``maximum`` apply. The
+        one check of a spec's parameters and of the estimators' ``method_params``."""
         if self.kind is bool:
             if not isinstance(value, bool):
                 raise ParamError("must be true or false")
@@ -82,7 +85,30 @@ class Param:
             )
         if self.minimum is not None and value < self.minimum:
             raise ParamError(f"must be >= {self.minimum}")
+        if self.maximum is not None and value > self.maximum:
+            raise ParamError(f"must be <= {self.maximum:,}", self.maximum_reason)
         return value
+
+
+#: the most iterations a private iterative algorithm takes: each gets ε/t, so beyond this
+#: every release is noise, and the ledger keeps every iteration's spends (memory ∝ t)
+PRIVATE_ITERATIONS_MAX = 10_000
+PRIVATE_ITERATIONS_REASON = (
+    "each iteration spends ε/t, so more iterations only add noise, and the ledger keeps "
+    "every iteration's spends"
+)
+
+
+def private_iterations(default: int, doc: str, minimum: int = 1) -> Param:
+    """An iteration count of a private algorithm, at most :data:`PRIVATE_ITERATIONS_MAX`."""
+    return Param(
+        default,
+        int,
+        doc,
+        minimum=minimum,
+        maximum=PRIVATE_ITERATIONS_MAX,
+        maximum_reason=PRIVATE_ITERATIONS_REASON,
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -46,7 +46,7 @@ def known_metrics(algorithms=()) -> set[str]:
 
 def describe_entry(info: AlgorithmInfo) -> dict:
     """An entry as ``dpcluster list --json`` shows it: name, privacy, summary, repeat,
-    metrics and each parameter's default, type, meaning, choices and minimum."""
+    metrics and each parameter's default, type, meaning, choices, minimum and maximum."""
     return {
         "name": info.name,
         "private": info.private,
@@ -60,6 +60,7 @@ def describe_entry(info: AlgorithmInfo) -> dict:
                 "doc": p.doc,
                 "choices": list(p.choices) if p.choices else None,
                 "minimum": p.minimum,
+                "maximum": p.maximum,
             }
             for n, p in info.params.items()
         },
