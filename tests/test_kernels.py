@@ -296,6 +296,36 @@ def test_masked_and_scattered_accumulation_are_bit_identical(k, d):
     np.testing.assert_allclose(a[1][3], ref[1], rtol=1e-12, atol=1e-11)
 
 
+@pytest.mark.parametrize("float32", [False, True])
+@pytest.mark.parametrize("k,d,R", [(1, 3, 5), (3, 7, 70), (4, 11, 3), (9, 37, 130), (2, 300, 64)])
+def test_wide_kernel_is_bit_identical_to_the_narrow_loop_kernel(k, d, R, float32):
+    """The interchanged kernel for wide data (points in blocks, sums laid out by run) gives
+    the narrow kernel's bits: with the dimension a literal (d ≤ 10) or not, a partial block
+    of points and of runs, negative weights, duplicate points and exact ties."""
+    from dpcluster.kernels import assign
+
+    rng = np.random.default_rng(k * 1000 + d)
+    N = 8 * 5 + 3
+    X = rng.uniform(-1, 1, (N, d))
+    X[:6] = X[0]
+    w = rng.uniform(-2, 3, N)
+    C = rng.uniform(-1, 1, (R, k, d))
+    if k > 1:
+        C[:, 1] = C[:, 0]  # an exact tie in every run: the lowest index wins
+    Ct = np.ascontiguousarray(np.transpose(C, (1, 2, 0)))
+    F = np.float32 if float32 else np.float64
+    out = []
+    for run in (
+        lambda c, s: assign._accumulator(d if d <= 10 else 0, F, False)(X, w, Ct, c, s),
+        lambda c, s: assign._accumulate_wide(X, w, Ct, c, s, F),
+    ):
+        counts, sums = np.empty((k, R)), np.empty((k, d, R))
+        run(counts, sums)
+        out.append((counts, sums))
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+
+
 def test_float32_search_changes_only_near_ties(rng):
     """float32 distance comparisons: well-separated clusters give the float64 counts, and
     the sums still accumulate the float64 records."""

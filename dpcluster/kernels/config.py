@@ -17,8 +17,13 @@ BATCH_MASKED_MAX_K = 8
 #: smaller ones are not worth a first compilation
 UNROLLED_MIN_RUNS = 256
 
-#: dimensions that get a batch kernel with the coordinate loop unrolled
+#: dimensions that get a batch kernel with the coordinate loop unrolled; wider data take
+#: the interchanged kernel (assign._accumulate_wide)
 LITERAL_DIMS = range(1, 11)
+
+#: points searched together by the wide batch kernel, so each row of its centroid table is
+#: read once for all of them
+WIDE_POINTS = 8
 
 #: runs per lane block of the SSE kernel: divides both PGkM's pool (200) and DPLloyd's
 #: 3,000 runs, so no lane is wasted on either
