@@ -299,9 +299,9 @@ def test_masked_and_scattered_accumulation_are_bit_identical(k, d):
 @pytest.mark.parametrize("float32", [False, True])
 @pytest.mark.parametrize("k,d,R", [(1, 3, 5), (3, 7, 70), (4, 11, 3), (9, 37, 130), (2, 300, 64)])
 def test_wide_kernel_is_bit_identical_to_the_narrow_loop_kernel(k, d, R, float32):
-    """The interchanged kernel for wide data (points in blocks, sums laid out by run) gives
-    the narrow kernel's bits: with the dimension a literal (d ≤ 10) or not, a partial block
-    of points and of runs, negative weights, duplicate points and exact ties."""
+    """The interchanged kernels for wide data (points in blocks, sums laid out by run; and
+    the SSE) give the narrow kernels' bits: with the dimension a literal (d ≤ 10) or not,
+    a partial block of points and of runs, negative weights, duplicate points and ties."""
     from dpcluster.kernels import assign
 
     rng = np.random.default_rng(k * 1000 + d)
@@ -324,6 +324,11 @@ def test_wide_kernel_is_bit_identical_to_the_narrow_loop_kernel(k, d, R, float32
         out.append((counts, sums))
     np.testing.assert_array_equal(out[0][0], out[1][0])
     np.testing.assert_array_equal(out[0][1], out[1][1])
+    if not float32:  # the SSE of the same sets: the generic-d kernel and the wide one
+        narrow, wide = np.empty(R), np.empty(R)
+        assign._sse_any_d(X, w, Ct, narrow)
+        assign._sse_wide(X, w, Ct, wide)
+        np.testing.assert_array_equal(narrow, wide)
 
 
 def test_float32_search_changes_only_near_ties(rng):

@@ -277,9 +277,12 @@ def accumulate_batched(
 
 
 def sse_batched(X, w, Ct, out) -> None:
-    """:func:`_sse` with the dimension as a literal for d = 1..10 (bit-identical to the
-    generic-d kernel, which serves d > 10)."""
-    _kernels_for(X.shape[1])[0](X, w, Ct, out)
+    """:func:`_sse` with the dimension as a literal for d = 1..10, and :func:`_sse_wide`
+    beyond (both bit-identical to the generic-d :func:`_sse`)."""
+    if X.shape[1] in LITERAL_DIMS:
+        _kernels_for(X.shape[1])[0](X, w, Ct, out)
+    else:
+        _sse_wide(X, w, Ct, out)
 
 
 def sse_expanded_batched(X, w, Ct, out) -> None:
@@ -329,6 +332,54 @@ def _sse(X, w, Ct, out, D):
             wn = w[n]
             for b in range(SSE_CHUNK):
                 acc[b] += wn * bd[b]
+        for b in range(B):
+            out[r0 + b] = acc[b]
+
+
+@njit(parallel=True, cache=True)
+def _sse_wide(X, w, Ct, out):
+    """:func:`_sse` for wide data with the same bits, its loops interchanged as in
+    :func:`_accumulate_wide`: ``WIDE_POINTS`` points at a time, runs innermost, each
+    squared distance still summed over the coordinates in order from 0.0, and no padding
+    lanes. IN/OUT as :func:`_sse`."""
+    N, D = X.shape
+    k = Ct.shape[0]
+    R = Ct.shape[2]
+    P = WIDE_POINTS
+    nchunks = (R + SSE_CHUNK - 1) // SSE_CHUNK
+    for c in prange(nchunks):
+        r0 = c * SSE_CHUNK
+        B = min(R, r0 + SSE_CHUNK) - r0
+        cc = np.empty((k, D, B))
+        for j in range(k):
+            for i in range(D):
+                for b in range(B):
+                    cc[j, i, b] = Ct[j, i, r0 + b]
+        part = np.empty((P, B))
+        bd = np.empty((P, B))
+        acc = np.zeros(B)
+        for n0 in range(0, N, P):
+            np_ = min(P, N - n0)
+            for p in range(np_):
+                for b in range(B):
+                    bd[p, b] = np.inf
+            for j in range(k):
+                part[:np_] = 0.0
+                for i in range(D):
+                    row = cc[j, i]
+                    for p in range(np_):
+                        xi = X[n0 + p, i]
+                        for b in range(B):
+                            diff = xi - row[b]
+                            part[p, b] += diff * diff
+                for p in range(np_):
+                    for b in range(B):
+                        if part[p, b] < bd[p, b]:
+                            bd[p, b] = part[p, b]
+            for p in range(np_):
+                wn = w[n0 + p]
+                for b in range(B):
+                    acc[b] += wn * bd[p, b]
         for b in range(B):
             out[r0 + b] = acc[b]
 
