@@ -16,9 +16,9 @@ not thread counts:
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+from bench_algorithms import _best_of as best  # the same best-of-n timing
 
 from dpcluster.kernels import assign
 
@@ -29,15 +29,6 @@ SHAPES = [  # (N, d, k, R)
     (500, 5_000, 3, 64),
     (300, 20_000, 3, 4),
 ]
-
-
-def best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:

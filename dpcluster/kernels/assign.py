@@ -48,6 +48,18 @@ def _expanded_tables(Ct, r0, B, D, width, F):
     return cm, cn
 
 
+@njit(cache=True, inline="always")
+def _lanes(Ct, r0, B, width):
+    """Runs ``r0 .. r0+B-1`` of Ct (k, D, R) as a (k, D, width) table, zero-padded."""
+    k, D = Ct.shape[0], Ct.shape[1]
+    cc = np.zeros((k, D, width))
+    for j in range(k):
+        for i in range(D):
+            for b in range(B):
+                cc[j, i, b] = Ct[j, i, r0 + b]
+    return cc
+
+
 @njit(parallel=True, cache=True)
 def _accumulate(X, w, Ct, counts, sums, D, F, MASKED):
     """Assign every point to its nearest centroid in every run; sum weights and points.
@@ -309,11 +321,7 @@ def _sse(X, w, Ct, out, D):
     for c in prange(nchunks):
         r0 = c * SSE_CHUNK
         B = min(R, r0 + SSE_CHUNK) - r0
-        cc = np.zeros((k, D, SSE_CHUNK))
-        for j in range(k):
-            for i in range(D):
-                for b in range(B):
-                    cc[j, i, b] = Ct[j, i, r0 + b]
+        cc = _lanes(Ct, r0, B, SSE_CHUNK)
         xs = np.empty(D)
         bd = np.empty(SSE_CHUNK)
         acc = np.zeros(SSE_CHUNK)
@@ -350,11 +358,7 @@ def _sse_wide(X, w, Ct, out):
     for c in prange(nchunks):
         r0 = c * SSE_CHUNK
         B = min(R, r0 + SSE_CHUNK) - r0
-        cc = np.empty((k, D, B))
-        for j in range(k):
-            for i in range(D):
-                for b in range(B):
-                    cc[j, i, b] = Ct[j, i, r0 + b]
+        cc = _lanes(Ct, r0, B, B)
         part = np.empty((P, B))
         bd = np.empty((P, B))
         acc = np.zeros(B)
