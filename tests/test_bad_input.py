@@ -430,3 +430,24 @@ def test_a_large_single_fit_refuses_bad_data_before_booking():
             dplloyd(X, 3, 1.0, rng.uniform(-1, 1, (3, 2)), rng)
         dplloyd(X[:-1], 3, 1.0, rng.uniform(-1, 1, (3, 2)), rng)
     assert len(seen) == 2 * 5  # the good data: counts and sums in each of 5 iterations
+
+
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (("run",), ["Missing argument 'SPEC...'", "run --help"]),
+        (("run", "s.yaml", "--jobs", "0"), ["'--jobs'", "0 is not in the range"]),
+        (("audit", "s.yaml", "--trials", "5"), ["'--trials'", "5"]),
+        (("plot", "s.yaml", "--bogus"), ["No such option '--bogus'"]),
+        (("nosuchcommand",), ["No such command 'nosuchcommand'"]),
+    ],
+)
+def test_a_usage_error_is_one_line_exit_2(tmp_path, args, words):
+    """click's own errors (a missing argument, an unknown option or command, a value out of
+    range) read like every other bad input: one ``error:`` line, exit 2."""
+    proc = _cli(*args, cwd=tmp_path)
+    err = proc.stderr.strip()
+    assert proc.returncode == 2, (args, err)
+    assert err.startswith("error: ") and "\n" not in err and "Traceback" not in err
+    for w in words:
+        assert w in err, (args, err)

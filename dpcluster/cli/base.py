@@ -96,7 +96,28 @@ def _float_list(value: str) -> list[float]:
     return out
 
 
-@click.group()
+class _OneLineErrors(click.Group):
+    """click's group, except that a usage error (a missing argument, an unknown option, a
+    value out of range) is one ``error:`` line like every other bad input, with click's
+    exit code 2, instead of the usage text, a hint and the error on three more lines."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, False, **extra)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx is not None else "dpcluster"
+            _fail(f"{exc.format_message()} (see '{where} --help')", exc.exit_code)
+        except click.ClickException as exc:
+            _fail(exc.format_message(), exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+@click.group(cls=_OneLineErrors)
 @click.version_option(package_name="dpcluster")
 def main() -> None:
     """dpcluster: run, compare and reproduce private clustering algorithms from YAML specs."""
