@@ -4,7 +4,8 @@
 For each shape (N records, d, k, R runs), times one pass of
   * the generic-d loop kernel (``assign._accumulate`` with d not a literal), the
     reference, and the wide kernel (``assign._accumulate_wide``), which gives its bits;
-  * the SSE: the generic-d ``assign._sse`` against ``assign._sse_wide``;
+  * the SSE: the generic-d ``assign._sse`` against ``assign._sse_wide``, and PGkM's
+    expanded SSE, ``assign._sse_expanded`` against ``assign._sse_expanded_wide``;
 and prints seconds (best of ``--repeat``), the ratios reference / wide, and the wide
 kernel's share of the FLOP bound: 2·N·k·d·R flops at the rate of a (N, d) × (d, k·R)
 matrix product timed in the same run. Run with one thread so the ratios compare kernels,
@@ -39,9 +40,9 @@ def main() -> None:
     narrow = assign._accumulator(0, np.float64, False)
     print(
         "| N | d | k | R | loop s | wide s | loop / wide | SSE loop s | SSE wide s "
-        "| loop / wide | wide % of FLOP bound |"
+        "| loop / wide | PGkM SSE loop / wide | wide % of FLOP bound |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for N, d, k, R in SHAPES:
         X = rng.uniform(-1, 1, (N, d))
         w = np.ones(N)
@@ -52,6 +53,8 @@ def main() -> None:
             "wide": lambda: assign._accumulate_wide(X, w, Ct, counts, sums, np.float64),
             "sse_loop": lambda: assign._sse_any_d(X, w, Ct, out),
             "sse_wide": lambda: assign._sse_wide(X, w, Ct, out),
+            "exp_loop": lambda: assign._sse_expanded_any_d(X, w, Ct, out),
+            "exp_wide": lambda: assign._sse_expanded_wide(X, w, Ct, out),
         }
         for fn in calls.values():  # compile and warm up
             fn()
@@ -62,7 +65,8 @@ def main() -> None:
         print(
             f"| {N:,} | {d:,} | {k} | {R} | {t['loop']:.4f} | {t['wide']:.4f} "
             f"| {t['loop'] / t['wide']:.1f} | {t['sse_loop']:.4f} | {t['sse_wide']:.4f} "
-            f"| {t['sse_loop'] / t['sse_wide']:.1f} | {100 * bound / t['wide']:.0f} % |"
+            f"| {t['sse_loop'] / t['sse_wide']:.1f} | {t['exp_loop'] / t['exp_wide']:.1f} "
+            f"| {100 * bound / t['wide']:.0f} % |"
         )
 
 

@@ -299,9 +299,10 @@ def test_masked_and_scattered_accumulation_are_bit_identical(k, d):
 @pytest.mark.parametrize("float32", [False, True])
 @pytest.mark.parametrize("k,d,R", [(1, 3, 5), (3, 7, 70), (4, 11, 3), (9, 37, 130), (2, 300, 64)])
 def test_wide_kernel_is_bit_identical_to_the_narrow_loop_kernel(k, d, R, float32):
-    """The interchanged kernels for wide data (points in blocks, sums laid out by run; and
-    the SSE) give the narrow kernels' bits: with the dimension a literal (d ≤ 10) or not,
-    a partial block of points and of runs, negative weights, duplicate points and ties."""
+    """The interchanged kernels for wide data (points in blocks, sums laid out by run; the
+    SSE and PGkM's expanded SSE) give the narrow kernels' bits: with the dimension a
+    literal (d ≤ 10) or not, a partial block of points and of runs, negative weights,
+    duplicate points and ties."""
     from dpcluster.kernels import assign
 
     rng = np.random.default_rng(k * 1000 + d)
@@ -328,6 +329,9 @@ def test_wide_kernel_is_bit_identical_to_the_narrow_loop_kernel(k, d, R, float32
         narrow, wide = np.empty(R), np.empty(R)
         assign._sse_any_d(X, w, Ct, narrow)
         assign._sse_wide(X, w, Ct, wide)
+        np.testing.assert_array_equal(narrow, wide)
+        assign._sse_expanded_any_d(X, w, Ct, narrow)  # PGkM's fitness
+        assign._sse_expanded_wide(X, w, Ct, wide)
         np.testing.assert_array_equal(narrow, wide)
 
 

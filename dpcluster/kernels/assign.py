@@ -298,8 +298,12 @@ def sse_batched(X, w, Ct, out) -> None:
 
 
 def sse_expanded_batched(X, w, Ct, out) -> None:
-    """:func:`_sse_expanded` with the dimension as a literal for d = 1..10 (see there)."""
-    _kernels_for(X.shape[1])[1](X, w, Ct, out)
+    """:func:`_sse_expanded` with the dimension as a literal for d = 1..10 (see there), and
+    :func:`_sse_expanded_wide` beyond (the same bits)."""
+    if X.shape[1] in LITERAL_DIMS:
+        _kernels_for(X.shape[1])[1](X, w, Ct, out)
+    else:
+        _sse_expanded_wide(X, w, Ct, out)
 
 
 @njit(parallel=True, cache=True)
@@ -427,6 +431,57 @@ def _sse_expanded(X, w, Ct, out, D):
             for b in range(SSE_CHUNK):
                 v = xx + bd[b]
                 acc[b] += wn * (v if v > 0.0 else 0.0)
+        for b in range(B):
+            out[r0 + b] = acc[b]
+
+
+@njit(cache=True)
+def _sse_expanded_wide(X, w, Ct, out):
+    """:func:`_sse_expanded` for wide data (PGkM's fitness) with the same bits, its loops
+    interchanged as in :func:`_accumulate_wide`: ``WIDE_POINTS`` points at a time, runs
+    innermost, ``||x||²`` and each ``||o^j||² − 2 x·o^j`` still summed over the
+    coordinates in order, and no padding lanes. Serial, as :func:`_sse_expanded`."""
+    N, D = X.shape
+    k = Ct.shape[0]
+    R = Ct.shape[2]
+    P = WIDE_POINTS
+    nchunks = (R + SSE_CHUNK - 1) // SSE_CHUNK
+    for c in range(nchunks):
+        r0 = c * SSE_CHUNK
+        B = min(R, r0 + SSE_CHUNK) - r0
+        cm, cn = _expanded_tables(Ct, r0, B, D, B, np.float64)
+        xx = np.empty(P)
+        part = np.empty((P, B))
+        bd = np.empty((P, B))
+        acc = np.zeros(B)
+        for n0 in range(0, N, P):
+            np_ = min(P, N - n0)
+            for p in range(np_):
+                s = 0.0
+                for i in range(D):
+                    s += X[n0 + p, i] * X[n0 + p, i]
+                xx[p] = s
+                for b in range(B):
+                    bd[p, b] = np.inf
+            for j in range(k):
+                for p in range(np_):
+                    for b in range(B):
+                        part[p, b] = cn[j, b]
+                for i in range(D):
+                    row = cm[j, i]
+                    for p in range(np_):
+                        xi = X[n0 + p, i]
+                        for b in range(B):
+                            part[p, b] += xi * row[b]
+                for p in range(np_):
+                    for b in range(B):
+                        if part[p, b] < bd[p, b]:
+                            bd[p, b] = part[p, b]
+            for p in range(np_):
+                wn = w[n0 + p]
+                for b in range(B):
+                    v = xx[p] + bd[p, b]
+                    acc[b] += wn * (v if v > 0.0 else 0.0)
         for b in range(B):
             out[r0 + b] = acc[b]
 
