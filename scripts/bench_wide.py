@@ -3,9 +3,9 @@
 
 For each shape (N records, d, k, R runs), times one pass of
   * the generic-d loop kernel (``assign._accumulate`` with d not a literal), the
-    reference, and the wide kernel (``assign._accumulate_wide``), which gives its bits;
-  * the SSE: the generic-d ``assign._sse`` against ``assign._sse_wide``, and PGkM's
-    expanded SSE, ``assign._sse_expanded`` against ``assign._sse_expanded_wide``;
+    reference, and the wide kernel (``wide.accumulate_wide``), which gives its bits;
+  * the SSE: the generic-d ``assign._sse`` against ``wide.sse_wide``, and PGkM's
+    expanded SSE, ``assign._sse_expanded`` against ``wide.sse_expanded_wide``;
 and prints seconds (best of ``--repeat``), the ratios reference / wide, and the wide
 kernel's share of the FLOP bound: 2·N·k·d·R flops at the rate of a (N, d) × (d, k·R)
 matrix product timed in the same run. Run with one thread so the ratios compare kernels,
@@ -21,7 +21,7 @@ import argparse
 import numpy as np
 from bench_algorithms import _best_of as best  # the same best-of-n timing
 
-from dpcluster.kernels import assign
+from dpcluster.kernels import assign, wide
 
 SHAPES = [  # (N, d, k, R)
     (5_000, 16, 5, 64),
@@ -50,11 +50,11 @@ def main() -> None:
         counts, sums, out = np.empty((k, R)), np.empty((k, d, R)), np.empty(R)
         calls = {
             "loop": lambda: narrow(X, w, Ct, counts, sums),
-            "wide": lambda: assign._accumulate_wide(X, w, Ct, counts, sums, np.float64),
+            "wide": lambda: wide.accumulate_wide(X, w, Ct, counts, sums, np.float64),
             "sse_loop": lambda: assign._sse_any_d(X, w, Ct, out),
-            "sse_wide": lambda: assign._sse_wide(X, w, Ct, out),
+            "sse_wide": lambda: wide.sse_wide(X, w, Ct, out),
             "exp_loop": lambda: assign._sse_expanded_any_d(X, w, Ct, out),
-            "exp_wide": lambda: assign._sse_expanded_wide(X, w, Ct, out),
+            "exp_wide": lambda: wide.sse_expanded_wide(X, w, Ct, out),
         }
         for fn in calls.values():  # compile and warm up
             fn()

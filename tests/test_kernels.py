@@ -303,7 +303,7 @@ def test_wide_kernel_is_bit_identical_to_the_narrow_loop_kernel(k, d, R, float32
     SSE and PGkM's expanded SSE) give the narrow kernels' bits: with the dimension a
     literal (d ≤ 10) or not, a partial block of points and of runs, negative weights,
     duplicate points and ties."""
-    from dpcluster.kernels import assign
+    from dpcluster.kernels import assign, wide
 
     rng = np.random.default_rng(k * 1000 + d)
     N = 8 * 5 + 3
@@ -318,7 +318,7 @@ def test_wide_kernel_is_bit_identical_to_the_narrow_loop_kernel(k, d, R, float32
     out = []
     for run in (
         lambda c, s: assign._accumulator(d if d <= 10 else 0, F, False)(X, w, Ct, c, s),
-        lambda c, s: assign._accumulate_wide(X, w, Ct, c, s, F),
+        lambda c, s: wide.accumulate_wide(X, w, Ct, c, s, F),
     ):
         counts, sums = np.empty((k, R)), np.empty((k, d, R))
         run(counts, sums)
@@ -326,13 +326,13 @@ def test_wide_kernel_is_bit_identical_to_the_narrow_loop_kernel(k, d, R, float32
     np.testing.assert_array_equal(out[0][0], out[1][0])
     np.testing.assert_array_equal(out[0][1], out[1][1])
     if not float32:  # the SSE of the same sets: the generic-d kernel and the wide one
-        narrow, wide = np.empty(R), np.empty(R)
-        assign._sse_any_d(X, w, Ct, narrow)
-        assign._sse_wide(X, w, Ct, wide)
-        np.testing.assert_array_equal(narrow, wide)
-        assign._sse_expanded_any_d(X, w, Ct, narrow)  # PGkM's fitness
-        assign._sse_expanded_wide(X, w, Ct, wide)
-        np.testing.assert_array_equal(narrow, wide)
+        ref, got = np.empty(R), np.empty(R)
+        assign._sse_any_d(X, w, Ct, ref)
+        wide.sse_wide(X, w, Ct, got)
+        np.testing.assert_array_equal(ref, got)
+        assign._sse_expanded_any_d(X, w, Ct, ref)  # PGkM's fitness
+        wide.sse_expanded_wide(X, w, Ct, got)
+        np.testing.assert_array_equal(ref, got)
 
 
 def test_float32_search_changes_only_near_ties(rng):

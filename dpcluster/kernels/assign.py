@@ -26,38 +26,10 @@ from .config import (
     RUN_CHUNK,
     SSE_CHUNK,
     UNROLLED_MIN_RUNS,
-    WIDE_POINTS,
 )
+from .tables import expanded_tables, lane_table
 from .unrolled import accumulate_unrolled, unroll_points
-
-
-@njit(cache=True, inline="always")
-def _expanded_tables(Ct, r0, B, D, width, F):
-    """The expanded-form tables of runs ``r0 .. r0+B-1`` of Ct (k, D, R), zero-padded to
-    ``width`` lanes: ``cm[j, i, b] = −2 o^j_i`` (k, D, width) and ``cn[j, b] = ||o^j||²``
-    (k, width), so ``||x − o^j||² = ||x||² + cn[j] + Σ_i x_i cm[j, i]``."""
-    k = Ct.shape[0]
-    cm = np.zeros((k, D, width), F)
-    cn = np.zeros((k, width), F)
-    for j in range(k):
-        for i in range(D):
-            for b in range(B):
-                v = Ct[j, i, r0 + b]
-                cm[j, i, b] = F(-2.0 * v)
-                cn[j, b] += F(v * v)
-    return cm, cn
-
-
-@njit(cache=True, inline="always")
-def _lanes(Ct, r0, B, width):
-    """Runs ``r0 .. r0+B-1`` of Ct (k, D, R) as a (k, D, width) table, zero-padded."""
-    k, D = Ct.shape[0], Ct.shape[1]
-    cc = np.zeros((k, D, width))
-    for j in range(k):
-        for i in range(D):
-            for b in range(B):
-                cc[j, i, b] = Ct[j, i, r0 + b]
-    return cc
+from .wide import accumulate_wide, sse_expanded_wide, sse_wide
 
 
 @njit(parallel=True, cache=True)
@@ -89,7 +61,7 @@ def _accumulate(X, w, Ct, counts, sums, D, F, MASKED):
     for c in prange(nchunks):
         r0 = c * RUN_CHUNK
         B = min(R, r0 + RUN_CHUNK) - r0
-        cm, cn = _expanded_tables(Ct, r0, B, D, RUN_CHUNK, F)
+        cm, cn = expanded_tables(Ct, r0, B, D, RUN_CHUNK, F)
         bd = np.empty(RUN_CHUNK, F)
         bi = np.empty(RUN_CHUNK, F)
         xs = np.empty(D, F)
@@ -132,80 +104,6 @@ def _accumulate(X, w, Ct, counts, sums, D, F, MASKED):
                     sums[j, i, r0 + b] = sm[j, i, b]
 
 
-@njit(parallel=True, cache=True)
-def _accumulate_wide(X, w, Ct, counts, sums, F):
-    """:func:`_accumulate` for wide data (d beyond ``LITERAL_DIMS``), with the same bits.
-
-    The narrow kernel keeps each (point, centroid, run) distance in a register while it
-    walks the coordinates, which reads the whole (k, d, lanes) table once per point and
-    adds each point's coordinates one lane at a time: at d = 200..20,000 that ran at 0.4-2
-    GFLOP/s. Here the loops are interchanged without reordering any sum:
-
-    * the search takes ``WIDE_POINTS`` points at a time, and for each centroid and
-      coordinate adds ``x_i·(−2 o^j_i)`` to every (point, run) partial distance, runs
-      innermost (vectorised); each partial distance still sums its coordinates in order
-      from ``||o^j||²``, so it is the narrow kernel's value;
-    * the sums are kept as (k, runs, d), so adding a point to its cluster is one
-      contiguous vector add over d per run, points in order as before;
-    * only the chunk's own runs are searched and summed, not padding lanes (a batch of 4
-      runs did the work of 64).
-
-    IN/OUT as :func:`_accumulate`; ``F`` the precision of the distance comparisons.
-    """
-    N, D = X.shape
-    k = Ct.shape[0]
-    R = Ct.shape[2]
-    P = WIDE_POINTS
-    nchunks = (R + RUN_CHUNK - 1) // RUN_CHUNK
-    for c in prange(nchunks):
-        r0 = c * RUN_CHUNK
-        B = min(R, r0 + RUN_CHUNK) - r0
-        cm, cn = _expanded_tables(Ct, r0, B, D, RUN_CHUNK, F)
-        xs = np.empty((P, D), F)
-        part = np.empty((P, RUN_CHUNK), F)
-        bd = np.empty((P, RUN_CHUNK), F)
-        bi = np.zeros((P, RUN_CHUNK), np.int64)
-        cnt = np.zeros((k, RUN_CHUNK))
-        sm = np.zeros((k, RUN_CHUNK, D))
-        for n0 in range(0, N, P):
-            np_ = min(P, N - n0)
-            for p in range(np_):
-                for i in range(D):
-                    xs[p, i] = F(X[n0 + p, i])
-                for b in range(B):
-                    bd[p, b] = F(np.inf)
-                    bi[p, b] = 0
-            for j in range(k):
-                for p in range(np_):
-                    for b in range(B):
-                        part[p, b] = cn[j, b]
-                for i in range(D):
-                    row = cm[j, i]
-                    for p in range(np_):
-                        xi = xs[p, i]
-                        for b in range(B):
-                            part[p, b] += xi * row[b]
-                for p in range(np_):
-                    for b in range(B):
-                        if part[p, b] < bd[p, b]:
-                            bd[p, b] = part[p, b]
-                            bi[p, b] = j
-            for p in range(np_):
-                n = n0 + p
-                wn = w[n]
-                for b in range(B):
-                    j = bi[p, b]
-                    cnt[j, b] += wn
-                    dst = sm[j, b]
-                    for i in range(D):
-                        dst[i] += wn * X[n, i]
-        for j in range(k):
-            for b in range(B):
-                counts[j, r0 + b] = cnt[j, b]
-                for i in range(D):
-                    sums[j, i, r0 + b] = sm[j, b, i]
-
-
 def _specialise(D: int):
     """njit wrappers calling :func:`_sse` and :func:`_sse_expanded` with ``D`` frozen as a
     compile-time literal.
@@ -243,7 +141,7 @@ def _kernels_for(d: int):
 @functools.cache
 def _accumulator(D: int, F, masked: bool):
     """An njit wrapper calling :func:`_accumulate` with the dimension ``D`` (0: the data's
-    d, not a literal: the reference the tests hold :func:`_accumulate_wide` to), the
+    d, not a literal: the reference the tests hold :func:`.wide.accumulate_wide` to), the
     precision ``F`` and the accumulation variant frozen."""
     if D:
 
@@ -264,7 +162,7 @@ def accumulate_batched(
     X, w, Ct, counts, sums, float32: bool = False, masked: bool | None = None
 ) -> None:
     """:func:`_accumulate` with the dimension as a literal for d = 1..10 (see there), and
-    :func:`_accumulate_wide` beyond;
+    :func:`.wide.accumulate_wide` beyond;
     ``float32``: compare distances in float32; ``masked`` (default: k ≤ ``BATCH_MASKED_MAX_K``)
     picks the masked accumulation, with the same results.
 
@@ -280,7 +178,7 @@ def accumulate_batched(
         return
     if d not in LITERAL_DIMS:  # wide data: one kernel, the same bits (masked or not)
         with dispatch.timed_loop(k, d, counted=bool(eligible and not generated)):
-            _accumulate_wide(X, w, Ct, counts, sums, np.float32 if float32 else np.float64)
+            accumulate_wide(X, w, Ct, counts, sums, np.float32 if float32 else np.float64)
         return
     masked = k <= BATCH_MASKED_MAX_K if masked is None else bool(masked)
     kernel = _accumulator(d, np.float32 if float32 else np.float64, masked)
@@ -289,21 +187,21 @@ def accumulate_batched(
 
 
 def sse_batched(X, w, Ct, out) -> None:
-    """:func:`_sse` with the dimension as a literal for d = 1..10, and :func:`_sse_wide`
+    """:func:`_sse` with the dimension as a literal for d = 1..10, and :func:`.wide.sse_wide`
     beyond (both bit-identical to the generic-d :func:`_sse`)."""
     if X.shape[1] in LITERAL_DIMS:
         _kernels_for(X.shape[1])[0](X, w, Ct, out)
     else:
-        _sse_wide(X, w, Ct, out)
+        sse_wide(X, w, Ct, out)
 
 
 def sse_expanded_batched(X, w, Ct, out) -> None:
     """:func:`_sse_expanded` with the dimension as a literal for d = 1..10 (see there), and
-    :func:`_sse_expanded_wide` beyond (the same bits)."""
+    :func:`.wide.sse_expanded_wide` beyond (the same bits)."""
     if X.shape[1] in LITERAL_DIMS:
         _kernels_for(X.shape[1])[1](X, w, Ct, out)
     else:
-        _sse_expanded_wide(X, w, Ct, out)
+        sse_expanded_wide(X, w, Ct, out)
 
 
 @njit(parallel=True, cache=True)
@@ -325,7 +223,7 @@ def _sse(X, w, Ct, out, D):
     for c in prange(nchunks):
         r0 = c * SSE_CHUNK
         B = min(R, r0 + SSE_CHUNK) - r0
-        cc = _lanes(Ct, r0, B, SSE_CHUNK)
+        cc = lane_table(Ct, r0, B, SSE_CHUNK)
         xs = np.empty(D)
         bd = np.empty(SSE_CHUNK)
         acc = np.zeros(SSE_CHUNK)
@@ -348,50 +246,6 @@ def _sse(X, w, Ct, out, D):
             out[r0 + b] = acc[b]
 
 
-@njit(parallel=True, cache=True)
-def _sse_wide(X, w, Ct, out):
-    """:func:`_sse` for wide data with the same bits, its loops interchanged as in
-    :func:`_accumulate_wide`: ``WIDE_POINTS`` points at a time, runs innermost, each
-    squared distance still summed over the coordinates in order from 0.0, and no padding
-    lanes. IN/OUT as :func:`_sse`."""
-    N, D = X.shape
-    k = Ct.shape[0]
-    R = Ct.shape[2]
-    P = WIDE_POINTS
-    nchunks = (R + SSE_CHUNK - 1) // SSE_CHUNK
-    for c in prange(nchunks):
-        r0 = c * SSE_CHUNK
-        B = min(R, r0 + SSE_CHUNK) - r0
-        cc = _lanes(Ct, r0, B, B)
-        part = np.empty((P, B))
-        bd = np.empty((P, B))
-        acc = np.zeros(B)
-        for n0 in range(0, N, P):
-            np_ = min(P, N - n0)
-            for p in range(np_):
-                for b in range(B):
-                    bd[p, b] = np.inf
-            for j in range(k):
-                part[:np_] = 0.0
-                for i in range(D):
-                    row = cc[j, i]
-                    for p in range(np_):
-                        xi = X[n0 + p, i]
-                        for b in range(B):
-                            diff = xi - row[b]
-                            part[p, b] += diff * diff
-                for p in range(np_):
-                    for b in range(B):
-                        if part[p, b] < bd[p, b]:
-                            bd[p, b] = part[p, b]
-            for p in range(np_):
-                wn = w[n0 + p]
-                for b in range(B):
-                    acc[b] += wn * bd[p, b]
-        for b in range(B):
-            out[r0 + b] = acc[b]
-
-
 @njit(cache=True)
 def _sse_expanded(X, w, Ct, out, D):
     """:func:`_sse` in the expanded form ``||x||² + min_j (||o^j||² − 2 x·o^j)``, each point's
@@ -410,7 +264,7 @@ def _sse_expanded(X, w, Ct, out, D):
     for c in range(nchunks):
         r0 = c * SSE_CHUNK
         B = min(R, r0 + SSE_CHUNK) - r0
-        cm, cn = _expanded_tables(Ct, r0, B, D, SSE_CHUNK, np.float64)
+        cm, cn = expanded_tables(Ct, r0, B, D, SSE_CHUNK, np.float64)
         xs = np.empty(D)
         bd = np.empty(SSE_CHUNK)
         acc = np.zeros(SSE_CHUNK)
@@ -431,57 +285,6 @@ def _sse_expanded(X, w, Ct, out, D):
             for b in range(SSE_CHUNK):
                 v = xx + bd[b]
                 acc[b] += wn * (v if v > 0.0 else 0.0)
-        for b in range(B):
-            out[r0 + b] = acc[b]
-
-
-@njit(cache=True)
-def _sse_expanded_wide(X, w, Ct, out):
-    """:func:`_sse_expanded` for wide data (PGkM's fitness) with the same bits, its loops
-    interchanged as in :func:`_accumulate_wide`: ``WIDE_POINTS`` points at a time, runs
-    innermost, ``||x||²`` and each ``||o^j||² − 2 x·o^j`` still summed over the
-    coordinates in order, and no padding lanes. Serial, as :func:`_sse_expanded`."""
-    N, D = X.shape
-    k = Ct.shape[0]
-    R = Ct.shape[2]
-    P = WIDE_POINTS
-    nchunks = (R + SSE_CHUNK - 1) // SSE_CHUNK
-    for c in range(nchunks):
-        r0 = c * SSE_CHUNK
-        B = min(R, r0 + SSE_CHUNK) - r0
-        cm, cn = _expanded_tables(Ct, r0, B, D, B, np.float64)
-        xx = np.empty(P)
-        part = np.empty((P, B))
-        bd = np.empty((P, B))
-        acc = np.zeros(B)
-        for n0 in range(0, N, P):
-            np_ = min(P, N - n0)
-            for p in range(np_):
-                s = 0.0
-                for i in range(D):
-                    s += X[n0 + p, i] * X[n0 + p, i]
-                xx[p] = s
-                for b in range(B):
-                    bd[p, b] = np.inf
-            for j in range(k):
-                for p in range(np_):
-                    for b in range(B):
-                        part[p, b] = cn[j, b]
-                for i in range(D):
-                    row = cm[j, i]
-                    for p in range(np_):
-                        xi = X[n0 + p, i]
-                        for b in range(B):
-                            part[p, b] += xi * row[b]
-                for p in range(np_):
-                    for b in range(B):
-                        if part[p, b] < bd[p, b]:
-                            bd[p, b] = part[p, b]
-            for p in range(np_):
-                wn = w[n0 + p]
-                for b in range(B):
-                    v = xx[p] + bd[p, b]
-                    acc[b] += wn * (v if v > 0.0 else 0.0)
         for b in range(B):
             out[r0 + b] = acc[b]
 

@@ -18,7 +18,7 @@ BATCH_MASKED_MAX_K = 8
 UNROLLED_MIN_RUNS = 256
 
 #: dimensions that get a batch kernel with the coordinate loop unrolled; wider data take
-#: the interchanged kernel (assign._accumulate_wide)
+#: the interchanged kernels of wide.py
 LITERAL_DIMS = range(1, 11)
 
 #: points searched together by the wide batch kernel, so each row of its centroid table is
