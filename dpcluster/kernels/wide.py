@@ -17,6 +17,35 @@ from .config import RUN_CHUNK, SSE_CHUNK, WIDE_POINTS
 from .tables import expanded_tables, lane_table
 
 
+@njit(cache=True)
+def _nearest(xs, np_, cm, cn, B, part, bd, bi):
+    """The search of one block: for points p < ``np_`` of ``xs`` (P, D) and runs b < B,
+    ``bd[p, b]`` = min over j of ``cn[j, b] + Σ_i xs[p, i]·cm[j, i, b]`` (the expanded
+    ||o^j||² − 2 x·o^j, summed over i in order) and ``bi[p, b]`` its j, the lowest on a
+    tie. For each centroid and coordinate, one row of ``cm`` serves every point of the
+    block, runs innermost. ``part`` (P, ≥ B) is scratch."""
+    k, D = cm.shape[0], cm.shape[1]
+    for p in range(np_):
+        for b in range(B):
+            bd[p, b] = np.inf
+            bi[p, b] = 0
+    for j in range(k):
+        for p in range(np_):
+            for b in range(B):
+                part[p, b] = cn[j, b]
+        for i in range(D):
+            row = cm[j, i]
+            for p in range(np_):
+                xi = xs[p, i]
+                for b in range(B):
+                    part[p, b] += xi * row[b]
+        for p in range(np_):
+            for b in range(B):
+                if part[p, b] < bd[p, b]:
+                    bd[p, b] = part[p, b]
+                    bi[p, b] = j
+
+
 @njit(parallel=True, cache=True)
 def accumulate_wide(X, w, Ct, counts, sums, F):
     """:func:`.assign._accumulate` for wide data (d beyond ``LITERAL_DIMS``), with the same bits.
@@ -57,24 +86,7 @@ def accumulate_wide(X, w, Ct, counts, sums, F):
             for p in range(np_):
                 for i in range(D):
                     xs[p, i] = F(X[n0 + p, i])
-                for b in range(B):
-                    bd[p, b] = F(np.inf)
-                    bi[p, b] = 0
-            for j in range(k):
-                for p in range(np_):
-                    for b in range(B):
-                        part[p, b] = cn[j, b]
-                for i in range(D):
-                    row = cm[j, i]
-                    for p in range(np_):
-                        xi = xs[p, i]
-                        for b in range(B):
-                            part[p, b] += xi * row[b]
-                for p in range(np_):
-                    for b in range(B):
-                        if part[p, b] < bd[p, b]:
-                            bd[p, b] = part[p, b]
-                            bi[p, b] = j
+            _nearest(xs, np_, cm, cn, B, part, bd, bi)
             for p in range(np_):
                 n = n0 + p
                 wn = w[n]
@@ -142,7 +154,6 @@ def sse_expanded_wide(X, w, Ct, out):
     innermost, ``||x||²`` and each ``||o^j||² − 2 x·o^j`` still summed over the
     coordinates in order, and no padding lanes. Serial, as :func:`.assign._sse_expanded`."""
     N, D = X.shape
-    k = Ct.shape[0]
     R = Ct.shape[2]
     P = WIDE_POINTS
     nchunks = (R + SSE_CHUNK - 1) // SSE_CHUNK
@@ -150,33 +161,21 @@ def sse_expanded_wide(X, w, Ct, out):
         r0 = c * SSE_CHUNK
         B = min(R, r0 + SSE_CHUNK) - r0
         cm, cn = expanded_tables(Ct, r0, B, D, B, np.float64)
+        xs = np.empty((P, D))
         xx = np.empty(P)
         part = np.empty((P, B))
         bd = np.empty((P, B))
+        bi = np.zeros((P, B), np.int64)
         acc = np.zeros(B)
         for n0 in range(0, N, P):
             np_ = min(P, N - n0)
             for p in range(np_):
                 s = 0.0
                 for i in range(D):
-                    s += X[n0 + p, i] * X[n0 + p, i]
+                    xs[p, i] = X[n0 + p, i]
+                    s += xs[p, i] * xs[p, i]
                 xx[p] = s
-                for b in range(B):
-                    bd[p, b] = np.inf
-            for j in range(k):
-                for p in range(np_):
-                    for b in range(B):
-                        part[p, b] = cn[j, b]
-                for i in range(D):
-                    row = cm[j, i]
-                    for p in range(np_):
-                        xi = X[n0 + p, i]
-                        for b in range(B):
-                            part[p, b] += xi * row[b]
-                for p in range(np_):
-                    for b in range(B):
-                        if part[p, b] < bd[p, b]:
-                            bd[p, b] = part[p, b]
+            _nearest(xs, np_, cm, cn, B, part, bd, bi)
             for p in range(np_):
                 wn = w[n0 + p]
                 for b in range(B):
