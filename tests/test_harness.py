@@ -283,6 +283,7 @@ def test_cli_validate_list_dry_run_and_plot(tmp_path):
     assert _cli("validate", str(path)).returncode == 0
     listing = _cli("list")
     assert listing.returncode == 0 and "eugkm" in listing.stdout and "theta" in listing.stdout
+    assert "iterations = 5 [1..10,000]" in listing.stdout  # a bounded parameter's range
     dry = _cli("run", str(path), "--dry-run")
     assert dry.returncode == 0 and "cells" in dry.stdout and "core-minutes" in dry.stdout
     two_out = _cli("run", str(path), str(path), "--out", str(tmp_path / "x"))

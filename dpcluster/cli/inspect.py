@@ -107,6 +107,9 @@ def list_(as_json: bool) -> None:
         click.echo(f"    repeat (default {info.repeat_default}): {info.repeat_doc}")
         for name, p in info.params.items():
             choices = f" {{{', '.join(map(str, p.choices))}}}" if p.choices else ""
+            if p.maximum is not None:
+                low = "" if p.minimum is None else f"{p.minimum:g}"
+                choices += f" [{low}..{p.maximum:,g}]"
             click.echo(f"    {name} = {p.default!r}{choices}: {p.doc}")
 
 
