@@ -3,7 +3,9 @@ private-mean reference, ``auto``, geometry-keeping scaling and the estimator's s
 defaults (docs/utility.md)."""
 
 import gzip
+import importlib.util
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -55,6 +57,35 @@ def test_a_broken_set_is_one_clear_error(tmp_path):
     _write_set(tmp_path, "a/nan", np.array([[1.0, np.nan]]), [1])
     with pytest.raises(DataError, match="not a finite number"):
         battery.read(tmp_path, "a/nan")
+
+
+def test_the_second_battery_is_readable_and_the_same_on_every_build(tmp_path):
+    """scripts/make_battery.py: every set reads back with its advertised shape and k, the
+    Gaussian pairs have the g2mg form (centres 500 and 600, σ = s·√(d/2)), and a second
+    build writes the same bytes."""
+    spec = importlib.util.spec_from_file_location(
+        "make_battery", Path(__file__).parents[1] / "scripts" / "make_battery.py"
+    )
+    make = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make)
+    names = make.build(tmp_path / "a")
+    assert battery.find(tmp_path / "a") == names and len(names) == 42
+    shapes = {
+        "uci/iris": (150, 4, 3),
+        "mnist/digits": (1797, 64, 10),
+        "other/blobs_20_30": (6000, 20, 30),
+    }
+    for name, (N, d, k) in shapes.items():
+        s = battery.read(tmp_path / "a", name)
+        assert (*s.X.shape, s.k) == (N, d, k)
+    pair = battery.read(tmp_path / "a", "g2mg/g2mg_32_50")
+    assert pair.X.shape == (2048, 32) and pair.k == 2
+    lower = pair.X[pair.labels == 1]
+    assert abs(lower.mean() - 500.0) < 3.0 and abs(lower.std() / (50 * 4.0) - 1.0) < 0.02
+    assert make.build(tmp_path / "b") == names
+    for name in names:
+        for a, b in zip(battery.files(tmp_path / "a", name), battery.files(tmp_path / "b", name)):
+            assert a.read_bytes() == b.read_bytes(), name
 
 
 def test_a_spec_runs_on_a_benchmark_set_identified_by_content(tiny_battery, tmp_path):
