@@ -263,14 +263,16 @@ def verdicts(summary: pd.DataFrame, method: str = "auto") -> list[str]:
         geo = float(np.exp(np.log(one.ratio).mean()))
         lines.append(f"geometric mean at ε = 1: {geo:.3g} ({'ok' if geo <= 2.0 else 'FAIL'} <= 2)")
     if "private_mean" in have:
+        pairs = [(key, row) for key, row in at.iterrows() if key[1] == method]
         bad = [
             f"{name} ε={e:g}: {row.ratio:.3g} > {at.loc[(name, 'private_mean', e), 'ratio_hi']:.3g}"
-            for (name, m, e), row in at.iterrows()
-            if m == method and row.ratio > at.loc[(name, "private_mean", e), "ratio_hi"]
+            for (name, _, e), row in pairs
+            if row.ratio > at.loc[(name, "private_mean", e), "ratio_hi"]
         ]
-        lines.append(
-            f"vs the private mean's interval: {'ok' if not bad else 'FAIL ' + '; '.join(bad)}"
+        verdict = (
+            "ok" if not bad else f"FAIL on {len(bad)} of {len(pairs)} (set, ε): " + "; ".join(bad)
         )
+        lines.append(f"vs the private mean's interval: {verdict}")
     return lines
 
 
