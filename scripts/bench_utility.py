@@ -23,6 +23,8 @@ Markdown table, a csv (--out) and a figure (--figure). Usage:
 
     python scripts/bench_utility.py --battery ../shared/battery [--eps 0.1,0.5,1,2]
         [--seeds 10] [--methods auto,dplloyd,...] [--sets sipu/a1,...] [--jobs 2]
+        (a method may carry parameters: ``dplloyd_improved:clip=0.1``, several as
+        ``method:a=1;b=2``)
         [--out results/utility.csv] [--figure results/utility.png]
 """
 
@@ -37,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 from joblib import Parallel, delayed
 from scipy.stats import binom
 from sklearn.cluster import KMeans
@@ -87,6 +90,18 @@ def nearest(X: np.ndarray, C: np.ndarray) -> np.ndarray:
     return np.argmin(((X[:, None, :] - C[None]) ** 2).sum(axis=2), axis=1)
 
 
+def method_and_params(name: str) -> dict:
+    """``DPKMeans`` keywords for a row name: ``dplloyd_improved`` or, with parameters,
+    ``dplloyd_improved:clip=0.1`` (several separated by ``;``; values read as YAML
+    scalars)."""
+    method, _, rest = name.partition(":")
+    params = {}
+    for item in filter(None, rest.split(";")):
+        key, _, value = item.partition("=")
+        params[key] = yaml.safe_load(value)
+    return {"method": method, **({"method_params": params} if params else {})}
+
+
 def fit_one(X, k, method, eps, seed, bounds):
     """(centres (k, d), seconds) of one fit."""
     start = time.perf_counter()
@@ -100,7 +115,7 @@ def fit_one(X, k, method, eps, seed, bounds):
             ).fit(X)
         C = model.cluster_centers_
     else:
-        how = PAPER_A1 if method == "dplloyd_paper" else {"method": method}
+        how = PAPER_A1 if method == "dplloyd_paper" else method_and_params(method)
         model = DPKMeans(k, epsilon=eps, bounds=bounds, random_state=seed, **how).fit(X)
         C = model.cluster_centers_
     return np.asarray(C, dtype=np.float64), time.perf_counter() - start

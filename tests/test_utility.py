@@ -258,3 +258,109 @@ def test_per_feature_radii_set_the_sum_sensitivity_and_the_check():
     assert np.all(np.abs(res.centroids) <= r)
     with pytest.raises(ValueError, match="outside"):
         dplloyd(X + [0.0, 0.15], 2, 1.0, np.zeros((2, 2)), np.random.default_rng(1), r=r)
+
+
+# --- clipping to a private radius (dpcluster/algorithms/clipping.py) --------------------------
+
+
+def test_a_clipped_record_stays_in_the_box_and_its_l1_norm_within_the_clipped_extent():
+    from dpcluster.algorithms.clipping import clip_to_ball, clipped_extent
+
+    rng = np.random.default_rng(0)
+    r = np.array([1.0, 0.5, 0.25, 1.0, 0.75])
+    Z = rng.uniform(-r, r, (2000, 5))
+    for radius in (0.05, 0.3, 0.9, 2.0):
+        C = clip_to_ball(Z, radius)
+        norms = np.linalg.norm(Z, axis=1)
+        assert np.all(np.linalg.norm(C, axis=1) <= radius)
+        assert np.array_equal(C[norms < radius * 0.999], Z[norms < radius * 0.999])
+        assert np.all(np.abs(C) <= np.abs(Z))  # scaled toward the centre: still in the box
+        assert np.abs(C).sum(axis=1).max() <= clipped_extent(5, r, radius)
+    assert clipped_extent(5, r, 2.0) == pytest.approx(r.sum())  # never above Σ r_j
+
+
+def test_the_radius_loss_moves_by_at_most_its_sensitivity_between_neighbours():
+    """Add/remove one record: the count of records inside each candidate changes by at most
+    1 and q·N by q, so the exponential mechanism's loss moves by at most 1 + q."""
+    from dpcluster.algorithms.clipping import QUANTILE, candidates, radius_loss
+
+    rng = np.random.default_rng(1)
+    radii = candidates(1.0, 4)
+    for _ in range(200):
+        Z = rng.uniform(-1, 1, (int(rng.integers(2, 60)), 4))
+        i = int(rng.integers(len(Z)))
+        for other in (np.delete(Z, i, axis=0), np.vstack([Z, rng.uniform(-1, 1, (1, 4))])):
+            move = np.abs(radius_loss(Z, radii) - radius_loss(other, radii)).max()
+            assert move <= 1.0 + QUANTILE + 1e-12
+
+
+def test_the_private_radius_is_drawn_from_the_exponential_mechanism_it_books():
+    from dpcluster.algorithms.clipping import QUANTILE, candidates, private_radius, radius_loss
+    from dpcluster.privacy import ExponentialMechanism, Ledger
+
+    rng = np.random.default_rng(2)
+    Z = rng.normal(0, 0.2, (400, 3)).clip(-1, 1)
+    radii, eps = candidates(1.0, 3), 0.5
+    p = ExponentialMechanism(eps, 1.0 + QUANTILE).probabilities(radius_loss(Z, radii))
+    draws, trials = np.zeros(len(radii)), 4000
+    for seed in range(trials):
+        ledger = Ledger()
+        R = private_radius(Z, eps, np.random.default_rng(seed), ledger)
+        draws[np.searchsorted(radii, R)] += 1
+    (spend,) = ledger.entries
+    assert spend.epsilon == eps and spend.sensitivity == 1.0 + QUANTILE
+    # every candidate's frequency within 5 binomial standard deviations of its probability
+    assert np.all(np.abs(draws / trials - p) <= 5 * np.sqrt(p * (1 - p) / trials) + 1e-3)
+
+
+def test_clipped_dplloyd_books_the_radius_and_exactly_epsilon_with_the_clipped_sensitivity():
+    from dpcluster.algorithms.clipping import candidates, clipped_extent
+
+    X, _ = make_blobs(3000, n_features=32, centers=2, random_state=3)
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    est = DPKMeans(
+        2,
+        1.0,
+        method="dplloyd_improved",
+        bounds=(lo, hi),
+        random_state=0,
+        method_params={"clip": 0.1},
+    ).fit(X)
+    entries = est.ledger_.entries
+    assert entries[0].purpose.startswith("clipping radius") and entries[0].epsilon == 0.1
+    assert est.ledger_.total_epsilon <= 1.0 + 1e-12
+    assert est.ledger_.total_epsilon == pytest.approx(1.0)
+    r = (hi - lo) / (hi - lo).max()  # common scaling: the widest feature spans [-1, 1]
+    possible = [clipped_extent(32, r, R) for R in candidates(r, 32)]
+    sums = {e.sensitivity for e in entries if e.purpose == "cluster coordinate sums"}
+    assert len(sums) == 1 and min(abs(s - p) for s in sums for p in possible) < 1e-9
+    assert sums.pop() < r.sum()  # the clipped sums need less noise than the box's
+
+
+def test_without_clip_the_estimator_is_unchanged_and_small_data_are_not_clipped():
+    X, _ = make_blobs(3000, n_features=16, centers=3, random_state=4)
+    bounds = (X.min(axis=0), X.max(axis=0))
+
+    def fit(n, eps, **params):
+        return DPKMeans(
+            3, eps, method="dplloyd_improved", bounds=bounds, random_state=5, method_params=params
+        ).fit(X[:n])
+
+    assert np.array_equal(
+        fit(3000, 1.0).cluster_centers_, fit(3000, 1.0, clip=0.0).cluster_centers_
+    )
+    # 300 records with ε_R = 0.1·0.5: N·ε_R = 15 < MIN_N_EPSILON, so no radius is picked
+    small, plain = fit(300, 0.5, clip=0.1), fit(300, 0.5)
+    assert np.array_equal(small.cluster_centers_, plain.cluster_centers_)
+    assert not any(e.purpose.startswith("clipping") for e in small.ledger_.entries)
+    with pytest.raises(ValueError, match="clip"):
+        fit(3000, 1.0, clip=0.9)
+
+
+def test_dplloyd_refuses_a_record_beyond_the_sensitivity_it_is_given():
+    from dpcluster.algorithms.dplloyd import dplloyd_improved
+
+    X = np.array([[0.9, 0.9], [0.1, 0.0], [-0.2, 0.1]])
+    init = np.array([[0.5, 0.5], [-0.5, -0.5]])
+    with pytest.raises(ValueError, match="L1 norm exceeds"):
+        dplloyd_improved(X, 2, 1.0, init, np.random.default_rng(0), iterations=1, extent=1.0)

@@ -77,13 +77,14 @@ def sensitivity_split(epsilon_iter: float, d: int, r=1.0) -> BudgetSplit:
     return BudgetSplit(count=epsilon_iter / (L + 1), sum=epsilon_iter * L / (L + 1), d=d)
 
 
-def empty_threshold(budget: BudgetSplit, r=1.0, spread: float = 0.5) -> float:
+def empty_threshold(budget: BudgetSplit, r=1.0, spread: float = 0.5, extent=None) -> float:
     """The noisy count below which a centre holds still: the larger of three count-noise
     scales (an empty cluster's noisy count exceeds it with probability e^-3/2 < 2.5%) and
     the count at which the mean's per-coordinate noise, sqrt(2)·(L/ε_sum)/count with
-    L = :func:`~.checks.extent`, is ``spread`` times the box's root-mean-square radius
-    (r itself for one radius)."""
-    sum_scale = checks.extent(budget.d, r) / budget.sum
+    L = ``extent`` (default :func:`~.checks.extent`), is ``spread`` times the box's
+    root-mean-square radius (r itself for one radius)."""
+    L = checks.extent(budget.d, r) if extent is None else extent
+    sum_scale = L / budget.sum
     rms = r if np.isscalar(r) else float(np.sqrt(np.mean(np.square(r))))
     return max(3.0 / budget.count, math.sqrt(2.0) * sum_scale / (spread * rms))
 
@@ -114,19 +115,23 @@ def improved_iterations(
 SINGLE_PASS = 10.0
 
 
-def pass_margin(N: int, k: int, d: int, epsilon_iter: float, r=1.0, rho: float = RHO) -> float:
+def pass_margin(
+    N: int, k: int, d: int, epsilon_iter: float, r=1.0, rho: float = RHO, extent=None
+) -> float:
     """N/k over :func:`empty_threshold` of an improved-DPLloyd pass with ``epsilon_iter``:
     how many times larger an average cluster is than the count at which its mean's noise
-    is half the box's radius."""
-    return (N / k) / empty_threshold(improved_split(epsilon_iter, d, rho), r)
+    is half the box's radius (``extent``: the sums' sensitivity, default Σ r_j)."""
+    return (N / k) / empty_threshold(improved_split(epsilon_iter, d, rho), r, extent=extent)
 
 
-def estimator_iterations(epsilon: float, N: int, k: int, d: int, r=1.0, rho: float = RHO) -> int:
+def estimator_iterations(
+    epsilon: float, N: int, k: int, d: int, r=1.0, rho: float = RHO, extent=None
+) -> int:
     """The estimator's t for improved DPLloyd: 1 where :func:`pass_margin` of one pass with
     all of ε is below :data:`SINGLE_PASS` (the clusters are too weak to pay for a second
     noisy pass: on the battery's 7- to 34-D sets that is 1.1 to 1.8 times better), else
     A2's ε_m rule (:func:`improved_iterations`)."""
-    if pass_margin(N, k, d, epsilon, r, rho) < SINGLE_PASS:
+    if pass_margin(N, k, d, epsilon, r, rho, extent) < SINGLE_PASS:
         return 1
     return improved_iterations(epsilon, N, k, d, rho)
 
@@ -167,6 +172,7 @@ def dplloyd_batch(
     min_count: float | str = 0.0,
     r=1.0,
     stats=None,
+    extent=None,
 ) -> tuple[np.ndarray, Ledger]:
     """Run R independent DPLloyd runs in one pass over the data per iteration.
 
@@ -181,6 +187,10 @@ def dplloyd_batch(
     iterations     t.  split: ``"sensitivity"`` (A1) or ``"improved"`` (A2, uses ``rho``).
     min_count      a centre whose noisy count is ≤ this holds; ``"noise"``:
                    :func:`empty_threshold` of the iteration's budget.
+    extent         the L1 sensitivity of the coordinate sums: the largest L1 norm a record
+                   may have; default :func:`~.checks.extent` (Σ r_j). Records clipped to a
+                   ball pass :func:`~.clipping.clipped_extent`; a record with a larger L1
+                   norm is refused (ValueError) before anything is released.
     stats          ``stats(X, C (R, k, d)) -> (counts (R, k), sums (R, k, d))``; default
                    :func:`distinct_cluster_stats` in the first iteration and
                    :func:`~dpcluster.kernels.cluster_stats` after it (runs in SIMD
@@ -209,6 +219,10 @@ def dplloyd_batch(
         first = counts[None], sums[None]
     else:
         X = checks.points(X, r)
+    if extent is None:
+        extent = checks.extent(d, r)
+    elif not np.all(np.abs(X).sum(axis=1) <= extent * (1 + 1e-12)):
+        raise ValueError(f"a record's L1 norm exceeds the sums' sensitivity {extent:g}")
     shared = isinstance(noise_streams, Mapping)
     if not shared and len(noise_streams) != R:
         raise ValueError(f"need one noise-stream mapping per run: {len(noise_streams)} != {R}")
@@ -220,9 +234,9 @@ def dplloyd_batch(
     else:
         raise ValueError(f"split must be 'sensitivity' or 'improved', got {split!r}")
     if min_count == "noise":
-        min_count = empty_threshold(budget, r)
+        min_count = empty_threshold(budget, r, extent=extent)
     count_mech = LaplaceMechanism(budget.count, sensitivity=1.0)
-    sum_mech = LaplaceMechanism(budget.sum, sensitivity=checks.extent(d, r))
+    sum_mech = LaplaceMechanism(budget.sum, sensitivity=extent)
     ledger = Ledger()
     if shared:
         noise_count = count_mech.noise(noise_streams["count"], (R, iterations, k))
@@ -297,10 +311,11 @@ def dplloyd_improved(
     min_count: float | str = 0.0,
     r=1.0,
     iterations: int = 0,
+    extent=None,
 ) -> DPResult:
     """Improved DPLloyd (A2) from ``init`` (k, d; use a sphere-packing set for the paper's
     variant): count:sum split ``(4dρ²)^(1/3) : 1`` per coordinate, t = ``iterations``, or
-    from the ε_m rule when it is 0."""
+    from the ε_m rule when it is 0. ``extent``: see :func:`dplloyd_batch`."""
     init = np.asarray(init, dtype=np.float64).reshape(k, -1)
     N, d = checks.records(X).shape  # the values are checked by dplloyd_batch
     t = iterations if iterations > 0 else improved_iterations(epsilon, N, k, d, rho)
@@ -316,5 +331,6 @@ def dplloyd_improved(
         min_count=min_count,
         r=r,
         stats=single_set_stats,
+        extent=extent,
     )
     return DPResult(C[0], ledger, t, {"split": "improved", "c": improved_ratio(d, rho)})

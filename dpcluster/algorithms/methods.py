@@ -14,7 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..data import sphere_packing
+from ..privacy import Ledger
+from . import checks
 from .auto import choose
+from .clipping import clip_to_ball, clipped_extent, private_radius, worth_clipping
 from .dplloyd import RHO, DPResult, dplloyd, dplloyd_improved, estimator_iterations
 from .eugkm import eugkm
 from .gkm import gkm
@@ -68,18 +71,44 @@ def fit_dplloyd_improved(
     min_count="noise",
     single_pass=True,
     iterations=0,
+    clip=0.0,
     **params,
 ):
     """A2 with :func:`fit_dplloyd`'s start and hold, and one pass with all of ε where the
     clusters are weak (:func:`~.dplloyd.estimator_iterations`; ``single_pass: false``
-    keeps A2's t rule). ``iterations`` > 0 fixes t."""
+    keeps A2's t rule). ``iterations`` > 0 fixes t. ``clip`` > 0 spends that share of ε on
+    a private radius near the 90th percentile of the records' norms and clips the records
+    to it (:mod:`.clipping`): the sums' sensitivity drops from Σ r_j to min(√d·R, Σ r_j),
+    and DPLloyd gets the rest of ε. Where N·clip·ε is too small to pick the radius
+    reliably (:func:`~.clipping.worth_clipping`), nothing is clipped and DPLloyd gets all
+    of ε."""
     start = _lloyd_start(k, Z, r, rng, init)
-    if iterations == 0 and single_pass:
-        N, d = np.shape(Z)
-        iterations = estimator_iterations(epsilon, N, k, d, r, params.get("rho", RHO))
-    return dplloyd_improved(
-        Z, k, epsilon, start, rng, r=r, min_count=min_count, iterations=iterations, **params
+    N, d = np.shape(Z)
+    radius_ledger, extent, info = None, None, {}
+    if clip > 0 and worth_clipping(N, clip * epsilon):
+        Z = checks.points(Z, r)  # in the box before clipping could pull a stray row inside
+        radius_ledger, eps_radius = Ledger(), clip * epsilon
+        radius = private_radius(Z, eps_radius, rng, radius_ledger, r)
+        Z, extent, info = clip_to_ball(Z, radius), clipped_extent(d, r, radius), {"radius": radius}
+        epsilon = epsilon - eps_radius
+    if iterations == 0 and single_pass:  # the released radius is public: t may use it
+        iterations = estimator_iterations(epsilon, N, k, d, r, params.get("rho", RHO), extent)
+    res = dplloyd_improved(
+        Z,
+        k,
+        epsilon,
+        start,
+        rng,
+        r=r,
+        min_count=min_count,
+        iterations=iterations,
+        extent=extent,
+        **params,
     )
+    if radius_ledger is None:
+        return res
+    ledger = radius_ledger.extend(res.ledger)
+    return DPResult(res.centroids, ledger, res.iterations, {**res.info, **info})
 
 
 def fit_eugkm(Z, k, epsilon, rng, r=1.0, init_sets=30, **params):

@@ -235,6 +235,15 @@ PAPER_A: dict[str, AlgorithmInfo] = {
                 "(docs/utility.md); false: A2's t rule",
             ),
             "iterations": private_iterations(0, "t; 0: the rule above", minimum=0),
+            "clip": Param(
+                0.0,
+                float,
+                "share of ε spent on a private radius near the 90th percentile of the "
+                "records' norms; the records are clipped to it, so the sums need less noise "
+                "in high d (docs/utility.md); 0: off",
+                minimum=0.0,
+                maximum=0.5,
+            ),
         },
     ),
     "eugkm": _with_fit(
