@@ -357,10 +357,43 @@ def test_without_clip_the_estimator_is_unchanged_and_small_data_are_not_clipped(
         fit(3000, 1.0, clip=0.9)
 
 
-def test_dplloyd_refuses_a_record_beyond_the_sensitivity_it_is_given():
-    from dpcluster.algorithms.dplloyd import dplloyd_improved
+def test_dplloyd_clips_what_it_sums_and_what_its_releases_are_checked_against():
+    """The audit's white box recomputes each release from the raw neighbouring data, so the
+    release functions must clip too; a corner record then moves the sums by ≤ √d·R."""
+    from dpcluster.algorithms.clipping import clip_to_ball, clipped_extent
+    from dpcluster.algorithms.dplloyd import dplloyd_batch
+    from dpcluster.privacy.transcript import observe
 
-    X = np.array([[0.9, 0.9], [0.1, 0.0], [-0.2, 0.1]])
-    init = np.array([[0.5, 0.5], [-0.5, -0.5]])
-    with pytest.raises(ValueError, match="L1 norm exceeds"):
-        dplloyd_improved(X, 2, 1.0, init, np.random.default_rng(0), iterations=1, extent=1.0)
+    rng = np.random.default_rng(0)
+    D = rng.uniform(-0.5, 0.5, (200, 2))
+    D2 = np.vstack([D, np.ones((1, 2))])
+    init = np.array([[[0.3, 0.3], [-0.3, -0.3]]])
+    seen = []
+    streams = {"count": np.random.default_rng(1), "sum": np.random.default_rng(2)}
+    with observe(seen.append):
+        _, ledger = dplloyd_batch(D2, init, 1.0, streams, iterations=2, clip_radius=0.4)
+    sums = [rel for rel in seen if rel.purpose == "cluster coordinate sums"]
+    assert sums and {e.sensitivity for e in ledger.entries if "sums" in e.purpose} == {
+        clipped_extent(2, 1.0, 0.4)
+    }
+    for rel in sums:
+        moved = np.abs(rel.query(D2) - rel.query(D)).sum()
+        assert moved <= clipped_extent(2, 1.0, 0.4) + 1e-12
+    assert np.allclose(clip_to_ball(D2, 0.4)[-1], 0.4 * (1 - 1e-12) / np.sqrt(2))
+
+
+def test_auto_clips_above_three_dimensions_where_the_radius_can_be_picked():
+    from dpcluster.algorithms.auto import CLIP_SHARE, clip_share
+
+    assert clip_share(2048, 32, 1.0) == CLIP_SHARE
+    assert clip_share(2048, 3, 1.0) == 0.0  # low d: the grid's territory, √d·R saves little
+    assert clip_share(300, 32, 1.0) == 0.0  # N·ε_R = 30: the pick would be a guess
+    X, _ = make_blobs(2048, n_features=32, centers=2, random_state=6)
+    bounds = (X.min(axis=0), X.max(axis=0))
+    est = DPKMeans(2, 1.0, bounds=bounds, random_state=0).fit(X)
+    assert est.method_ == "dplloyd_improved" and "clipped to a private radius" in est.reason_
+    assert est.ledger_.entries[0].purpose.startswith("clipping radius")
+    assert est.ledger_.total_epsilon == pytest.approx(1.0)
+    low_bounds = (bounds[0][:3], bounds[1][:3])
+    low = DPKMeans(2, 1.0, bounds=low_bounds, random_state=0).fit(X[:, :3])
+    assert not any(e.purpose.startswith("clipping") for e in low.ledger_.entries)

@@ -18,12 +18,15 @@ benchmark showed it needs:
    the mean spends the whole budget on the one thing that can be estimated.
 3. **Improved DPLloyd** otherwise (sphere-packing start, empty centres held, and one pass
    with all of ε where N/k is below ``SINGLE_PASS`` times a single pass's noise floor:
-   :func:`~.dplloyd.estimator_iterations`; :mod:`.methods`).
+   :func:`~.dplloyd.estimator_iterations`; :mod:`.methods`). Above ``GRID_MAX_D``
+   dimensions it first spends ``CLIP_SHARE`` of ε on a clipping radius
+   (:func:`clip_share`, docs/methods.md M4).
 """
 
 from __future__ import annotations
 
 from ..analysis import mse
+from .clipping import worth_clipping
 from .dplloyd import SINGLE_PASS, estimator_iterations, improved_iterations, pass_margin
 from .eugkm import MAX_CELLS, cells_per_axis
 
@@ -31,6 +34,16 @@ from .eugkm import MAX_CELLS, cells_per_axis
 GRID_MAX_D = 3
 #: below this ratio of N/k to the noise floor of a DPLloyd centre, ``auto`` takes the mean
 HOPELESS = 0.9
+#: the share of ε ``auto``'s improved DPLloyd spends on a clipping radius above
+#: ``GRID_MAX_D`` dimensions (docs/methods.md M4; measured in docs/utility.md)
+CLIP_SHARE = 0.1
+
+
+def clip_share(N: int, d: int, epsilon: float) -> float:
+    """The ``clip`` of ``auto``'s improved DPLloyd: :data:`CLIP_SHARE` above
+    :data:`GRID_MAX_D` dimensions where N·ε_R picks a radius reliably
+    (:func:`~.clipping.worth_clipping`), else 0 (in 1 to 3 dimensions √d·R saves little)."""
+    return CLIP_SHARE if d > GRID_MAX_D and worth_clipping(N, CLIP_SHARE * epsilon) else 0.0
 
 
 def noise_margin(N: int, k: int, d: int, epsilon: float, r=1.0) -> float:
@@ -57,8 +70,10 @@ def choose(N: int, k: int, d: int, epsilon: float, r=1.0) -> tuple[str, str]:
             f"floor (< {HOPELESS}): every centre would be noise"
         )
     t = estimator_iterations(epsilon, N, k, d, r)
+    clip = clip_share(N, d, epsilon)
     return "dplloyd_improved", (
         f"N/k is {margin:.2f} times DPLloyd's noise floor"
         + ("" if d <= GRID_MAX_D else f"; d = {d} > {GRID_MAX_D} rules out a grid")
         + (f"; one pass with all of ε (below {SINGLE_PASS:g} times its floor)" if t == 1 else "")
+        + (f"; records clipped to a private radius ({clip:.0%} of ε)" if clip else "")
     )

@@ -24,6 +24,7 @@ instead of drifting to the box's edge (the estimator's default; the papers use 0
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ import numpy as np
 from ..kernels import cluster_stats, cluster_stats_single
 from ..privacy import LaplaceMechanism, Ledger, release
 from . import checks
+from .clipping import clip_to_ball, clipped_extent
 
 #: ρ of the improved DPLloyd's budget split c = (4dρ²)^(1/3) (docs/methods.md A2)
 RHO = 0.225
@@ -161,6 +163,10 @@ def single_set_stats(X: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return counts[None], sums[None]
 
 
+def _as_given(data):
+    return data
+
+
 def dplloyd_batch(
     X: np.ndarray,
     inits: np.ndarray,
@@ -172,7 +178,7 @@ def dplloyd_batch(
     min_count: float | str = 0.0,
     r=1.0,
     stats=None,
-    extent=None,
+    clip_radius=None,
 ) -> tuple[np.ndarray, Ledger]:
     """Run R independent DPLloyd runs in one pass over the data per iteration.
 
@@ -187,10 +193,10 @@ def dplloyd_batch(
     iterations     t.  split: ``"sensitivity"`` (A1) or ``"improved"`` (A2, uses ``rho``).
     min_count      a centre whose noisy count is ≤ this holds; ``"noise"``:
                    :func:`empty_threshold` of the iteration's budget.
-    extent         the L1 sensitivity of the coordinate sums: the largest L1 norm a record
-                   may have; default :func:`~.checks.extent` (Σ r_j). Records clipped to a
-                   ball pass :func:`~.clipping.clipped_extent`; a record with a larger L1
-                   norm is refused (ValueError) before anything is released.
+    clip_radius    clip every record to the ball of this radius first
+                   (:func:`~.clipping.clip_to_ball`); the sums' sensitivity is then
+                   :func:`~.clipping.clipped_extent` instead of Σ r_j. The radius must be
+                   public or released (docs/methods.md M4).
     stats          ``stats(X, C (R, k, d)) -> (counts (R, k), sums (R, k, d))``; default
                    :func:`distinct_cluster_stats` in the first iteration and
                    :func:`~dpcluster.kernels.cluster_stats` after it (runs in SIMD
@@ -212,17 +218,18 @@ def dplloyd_batch(
         raise ValueError(f"inits must be (R, k, d), got shape {C.shape}")
     R, k, d = C.shape
     first = None  # the first iteration's (counts, sums), when the input check gives them
-    if stats is single_set_stats and R == 1:
+    if stats is single_set_stats and R == 1 and clip_radius is None:
         # one pass over the records both checks them and gives the first statistics
         # (the initial centroids are public); bad data are refused before anything is booked
         X, counts, sums = checks.points_and_stats(X, C[0], r)
         first = counts[None], sums[None]
     else:
         X = checks.points(X, r)
-    if extent is None:
-        extent = checks.extent(d, r)
-    elif not np.all(np.abs(X).sum(axis=1) <= extent * (1 + 1e-12)):
-        raise ValueError(f"a record's L1 norm exceeds the sums' sensitivity {extent:g}")
+    extent, prepared = checks.extent(d, r), _as_given  # prepared: what the queries read
+    if clip_radius is not None:
+        extent = clipped_extent(d, r, clip_radius)
+        prepared = functools.partial(clip_to_ball, radius=clip_radius)
+        X = prepared(X)
     shared = isinstance(noise_streams, Mapping)
     if not shared and len(noise_streams) != R:
         raise ValueError(f"need one noise-stream mapping per run: {len(noise_streams)} != {R}")
@@ -258,14 +265,14 @@ def dplloyd_batch(
             count_mech,
             "cluster counts",
             noisy_c,
-            lambda data, C=state, stats=stats_it: stats(data, C)[0],
+            lambda data, C=state, stats=stats_it: stats(prepared(data), C)[0],
             batch=True,
         )
         release(
             sum_mech,
             "cluster coordinate sums",
             noisy_s,
-            lambda data, C=state, stats=stats_it: stats(data, C)[1],
+            lambda data, C=state, stats=stats_it: stats(prepared(data), C)[1],
             batch=True,
         )
         ok = noisy_c > min_count
@@ -311,11 +318,11 @@ def dplloyd_improved(
     min_count: float | str = 0.0,
     r=1.0,
     iterations: int = 0,
-    extent=None,
+    clip_radius=None,
 ) -> DPResult:
     """Improved DPLloyd (A2) from ``init`` (k, d; use a sphere-packing set for the paper's
     variant): count:sum split ``(4dρ²)^(1/3) : 1`` per coordinate, t = ``iterations``, or
-    from the ε_m rule when it is 0. ``extent``: see :func:`dplloyd_batch`."""
+    from the ε_m rule when it is 0. ``clip_radius``: see :func:`dplloyd_batch`."""
     init = np.asarray(init, dtype=np.float64).reshape(k, -1)
     N, d = checks.records(X).shape  # the values are checked by dplloyd_batch
     t = iterations if iterations > 0 else improved_iterations(epsilon, N, k, d, rho)
@@ -331,6 +338,6 @@ def dplloyd_improved(
         min_count=min_count,
         r=r,
         stats=single_set_stats,
-        extent=extent,
+        clip_radius=clip_radius,
     )
     return DPResult(C[0], ledger, t, {"split": "improved", "c": improved_ratio(d, rho)})

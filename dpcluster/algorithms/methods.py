@@ -16,8 +16,8 @@ import numpy as np
 from ..data import sphere_packing
 from ..privacy import Ledger
 from . import checks
-from .auto import choose
-from .clipping import clip_to_ball, clipped_extent, private_radius, worth_clipping
+from .auto import choose, clip_share
+from .clipping import clipped_extent, private_radius, worth_clipping
 from .dplloyd import RHO, DPResult, dplloyd, dplloyd_improved, estimator_iterations
 from .eugkm import eugkm
 from .gkm import gkm
@@ -84,12 +84,12 @@ def fit_dplloyd_improved(
     of ε."""
     start = _lloyd_start(k, Z, r, rng, init)
     N, d = np.shape(Z)
-    radius_ledger, extent, info = None, None, {}
+    radius_ledger, radius, extent, info = None, None, None, {}
     if clip > 0 and worth_clipping(N, clip * epsilon):
-        Z = checks.points(Z, r)  # in the box before clipping could pull a stray row inside
+        Z = checks.points(Z, r)  # in the box before a radius is read from it
         radius_ledger, eps_radius = Ledger(), clip * epsilon
         radius = private_radius(Z, eps_radius, rng, radius_ledger, r)
-        Z, extent, info = clip_to_ball(Z, radius), clipped_extent(d, r, radius), {"radius": radius}
+        extent, info = clipped_extent(d, r, radius), {"radius": radius}
         epsilon = epsilon - eps_radius
     if iterations == 0 and single_pass:  # the released radius is public: t may use it
         iterations = estimator_iterations(epsilon, N, k, d, r, params.get("rho", RHO), extent)
@@ -102,7 +102,7 @@ def fit_dplloyd_improved(
         r=r,
         min_count=min_count,
         iterations=iterations,
-        extent=extent,
+        clip_radius=radius,
         **params,
     )
     if radius_ledger is None:
@@ -168,7 +168,8 @@ def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0) -> DPResult:
     N, d = np.shape(X)
     r = radius(r, d)
     method, reason = choose(N, k, d, epsilon, r)
-    res = CHOSEN[method](X, k, epsilon, rng, r)
+    params = {"clip": clip_share(N, d, epsilon)} if method == "dplloyd_improved" else {}
+    res = CHOSEN[method](X, k, epsilon, rng, r, **params)
     res.ledger.choices.append(f"auto chose {method}: {reason}")
     return DPResult(
         res.centroids, res.ledger, res.iterations, {**res.info, "chosen": method, "reason": reason}
