@@ -7,8 +7,9 @@ box ∏ [-r_j, r_j] centred at the origin (the estimator's working space).
 * **The radius.** R is one of :data:`GRID` public candidates, geometric from the box's
   half-diagonal (Σ r_j²)^(1/2) over :data:`SPAN` up to the half-diagonal. The exponential
   mechanism picks R with loss ``|#{i : ||z_i||₂ ≤ R} − q·N|``: one record changes the
-  count by at most 1 and q·N by at most q, so the loss has sensitivity 1 + q, and the
-  pick is ε_R-DP.
+  count by at most 1 and q·N by at most q, so the loss has sensitivity at most 1 + q (the
+  mechanism's calibration), and the pick is ε_R-DP. (The count moves with N, so the loss
+  moves by at most max(q, 1 − q); calibrating to that would halve the pick's noise.)
 * **The sums.** Each record is scaled toward the origin to ``z·min(1, R/||z||₂)``. The
   scaled record stays in the box, and its L1 norm is at most √d·R (and at most Σ r_j),
   so the coordinate sums of the clipped records have L1 sensitivity
