@@ -69,11 +69,15 @@ def choose(N: int, k: int, d: int, epsilon: float, r=1.0) -> tuple[str, str]:
             f"N/k = {N / k:.3g} records per cluster is {margin:.2f} times DPLloyd's noise "
             f"floor (< {HOPELESS}): every centre would be noise"
         )
-    t = estimator_iterations(epsilon, N, k, d, r)
     clip = clip_share(N, d, epsilon)
+    if clip:  # the number of passes then follows the released radius's noise floor
+        passes = f"; records clipped to a private radius ({clip:.0%} of ε), passes set from it"
+    elif estimator_iterations(epsilon, N, k, d, r) == 1:
+        passes = f"; one pass with all of ε (below {SINGLE_PASS:g} times its floor)"
+    else:
+        passes = ""
     return "dplloyd_improved", (
         f"N/k is {margin:.2f} times DPLloyd's noise floor"
         + ("" if d <= GRID_MAX_D else f"; d = {d} > {GRID_MAX_D} rules out a grid")
-        + (f"; one pass with all of ε (below {SINGLE_PASS:g} times its floor)" if t == 1 else "")
-        + (f"; records clipped to a private radius ({clip:.0%} of ε)" if clip else "")
+        + passes
     )

@@ -53,9 +53,14 @@ def worth_clipping(N: int, epsilon_radius: float) -> bool:
     return N * epsilon_radius >= MIN_N_EPSILON
 
 
+def _norms(Z: np.ndarray) -> np.ndarray:
+    """(N,) the rows' Euclidean norms."""
+    return np.sqrt(np.einsum("ij,ij->i", Z, Z))
+
+
 def radius_loss(Z: np.ndarray, radii: np.ndarray, quantile: float = QUANTILE) -> np.ndarray:
     """(len(radii),) ``|#{||z_i||₂ ≤ R} − q·N|`` for each candidate R; Z (N, d)."""
-    norms = np.sort(np.sqrt(np.einsum("ij,ij->i", Z, Z)))
+    norms = np.sort(_norms(Z))
     inside = np.searchsorted(norms, radii, side="right")
     return np.abs(inside - quantile * len(Z))
 
@@ -84,7 +89,7 @@ def private_radius(
 
 def clip_to_ball(Z: np.ndarray, radius: float) -> np.ndarray:
     """Z (N, d) with every row longer than ``radius`` scaled toward the origin to it."""
-    norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
+    norms = _norms(Z)
     # a hair inside the ball, so rounding never puts a clipped row's L1 norm above √d·R
     inner = radius * (1.0 - 1e-12)
     scale = np.minimum(1.0, inner / np.maximum(norms, np.finfo(np.float64).tiny))
