@@ -177,7 +177,9 @@ def test_auto_takes_each_branch_of_its_rule(N, k, d, eps, expected):
 # --- the estimator's geometry and defaults --------------------------------------------------
 
 
-def test_the_estimators_dplloyd_makes_one_full_budget_pass_only_where_clusters_are_weak():
+def test_the_estimators_dplloyd_makes_one_full_budget_pass_only_where_clusters_are_weak(
+    monkeypatch,
+):
     from dpcluster.algorithms.dplloyd import (
         SINGLE_PASS,
         estimator_iterations,
@@ -205,8 +207,14 @@ def test_the_estimators_dplloyd_makes_one_full_budget_pass_only_where_clusters_a
     assert one.n_iter_ == 1 and a2.n_iter_ == 2
     for est in (one, a2):  # either way the whole budget, and no more
         assert est.ledger_.total_epsilon == pytest.approx(2.0)
+    # 351 records with ε_R = 0.2 pick a radius (N·ε_R = 70 ≥ 40.5), so auto clips and its
+    # passes follow the clipped sums' noise floor; without clipping it makes one pass
+    auto = DPKMeans(2, 2.0, bounds=bounds, random_state=0).fit(X)
+    assert auto.method_ == "dplloyd_improved" and "passes set from it" in auto.reason_
+    monkeypatch.setattr("dpcluster.algorithms.auto.CLIP_SHARE", 0.0)
     auto = DPKMeans(2, 2.0, bounds=bounds, random_state=0).fit(X)
     assert auto.method_ == "dplloyd_improved" and "one pass" in auto.reason_
+    assert auto.n_iter_ == 1
 
 
 def test_common_scaling_keeps_distances_in_proportion():
@@ -281,35 +289,43 @@ def test_a_clipped_record_stays_in_the_box_and_its_l1_norm_within_the_clipped_ex
 
 def test_the_radius_loss_moves_by_at_most_its_sensitivity_between_neighbours():
     """Add/remove one record: the count inside a candidate moves by 0 or 1 with N, so
-    count − q·N moves by −q or 1 − q, and the loss by at most max(q, 1 − q); the mechanism
-    is calibrated to 1 + q, which is larger."""
-    from dpcluster.algorithms.clipping import QUANTILE, candidates, radius_loss
+    count − q·N moves by −q or 1 − q, and the loss by at most max(q, 1 − q), the
+    sensitivity the mechanism is calibrated to; the bound is reached, so it is tight."""
+    from dpcluster.algorithms.clipping import candidates, loss_sensitivity, radius_loss
 
     rng = np.random.default_rng(1)
     radii = candidates(1.0, 4)
+    largest = 0.0
     for _ in range(200):
         Z = rng.uniform(-1, 1, (int(rng.integers(2, 60)), 4))
         i = int(rng.integers(len(Z)))
         for other in (np.delete(Z, i, axis=0), np.vstack([Z, rng.uniform(-1, 1, (1, 4))])):
             move = np.abs(radius_loss(Z, radii) - radius_loss(other, radii)).max()
-            assert move <= max(QUANTILE, 1.0 - QUANTILE) + 1e-12
+            assert move <= loss_sensitivity() + 1e-12
+            largest = max(largest, move)
+    assert largest == pytest.approx(loss_sensitivity())
 
 
 def test_the_private_radius_is_drawn_from_the_exponential_mechanism_it_books():
-    from dpcluster.algorithms.clipping import QUANTILE, candidates, private_radius, radius_loss
+    from dpcluster.algorithms.clipping import (
+        candidates,
+        loss_sensitivity,
+        private_radius,
+        radius_loss,
+    )
     from dpcluster.privacy import ExponentialMechanism, Ledger
 
     rng = np.random.default_rng(2)
     Z = rng.normal(0, 0.2, (400, 3)).clip(-1, 1)
     radii, eps = candidates(1.0, 3), 0.5
-    p = ExponentialMechanism(eps, 1.0 + QUANTILE).probabilities(radius_loss(Z, radii))
+    p = ExponentialMechanism(eps, loss_sensitivity()).probabilities(radius_loss(Z, radii))
     draws, trials = np.zeros(len(radii)), 4000
     for seed in range(trials):
         ledger = Ledger()
         R = private_radius(Z, eps, np.random.default_rng(seed), ledger)
         draws[np.searchsorted(radii, R)] += 1
     (spend,) = ledger.entries
-    assert spend.epsilon == eps and spend.sensitivity == 1.0 + QUANTILE
+    assert spend.epsilon == eps and spend.sensitivity == loss_sensitivity() == 0.9
     # every candidate's frequency within 5 binomial standard deviations of its probability
     assert np.all(np.abs(draws / trials - p) <= 5 * np.sqrt(p * (1 - p) / trials) + 1e-3)
 

@@ -6,10 +6,10 @@ box ∏ [-r_j, r_j] centred at the origin (the estimator's working space).
 
 * **The radius.** R is one of :data:`GRID` public candidates, geometric from the box's
   half-diagonal (Σ r_j²)^(1/2) over :data:`SPAN` up to the half-diagonal. The exponential
-  mechanism picks R with loss ``|#{i : ||z_i||₂ ≤ R} − q·N|``: one record changes the
-  count by at most 1 and q·N by at most q, so the loss has sensitivity at most 1 + q (the
-  mechanism's calibration), and the pick is ε_R-DP. (The count moves with N, so the loss
-  moves by at most max(q, 1 − q); calibrating to that would halve the pick's noise.)
+  mechanism picks R with loss ``|#{i : ||z_i||₂ ≤ R} − q·N|``. Adding or removing one
+  record z moves N by 1 and the count by ``[||z||₂ ≤ R]`` in the same direction, so
+  ``count − q·N`` moves by −q or 1 − q, and its absolute value by at most
+  :func:`loss_sensitivity` = max(q, 1 − q); calibrated to that, the pick is ε_R-DP.
 * **The sums.** Each record is scaled toward the origin to ``z·min(1, R/||z||₂)``. The
   scaled record stays in the box, and its L1 norm is at most √d·R (and at most Σ r_j),
   so the coordinate sums of the clipped records have L1 sensitivity
@@ -34,10 +34,19 @@ GRID = 32
 #: the smallest candidate is the box's half-diagonal over this factor: a smaller radius
 #: would pull most records of data that fill even a corner of the box toward the origin
 SPAN = 16.0
+
+
+def loss_sensitivity(quantile: float = QUANTILE) -> float:
+    """max(q, 1 − q): how far one record moves ``|#{||z_i||₂ ≤ R} − q·N|`` (module
+    docstring)."""
+    return max(quantile, 1.0 - quantile)
+
+
 #: clip only where N·ε_R reaches this: then a radius that keeps under half the records is
-#: e^-9 less likely than the best one per candidate (0.4·N·ε_R/(2(1 + q)) ≥ 9); below
-#: it the pick is close to a guess, and a guess that clips most records ruins every centre
-MIN_N_EPSILON = 90.0
+#: e^-9 less likely than the best one, per candidate ((q − ½)·N·ε_R / (2Δ) ≥ 9 with Δ the
+#: loss sensitivity; 40.5 at q = 0.9). Below it the pick is close to a guess, and a guess
+#: that clips most records ruins every centre.
+MIN_N_EPSILON = 2.0 * 9.0 * loss_sensitivity() / (QUANTILE - 0.5)
 
 
 def candidates(r, d: int) -> np.ndarray:
@@ -78,7 +87,7 @@ def private_radius(
     N, d = Z.shape
     radii = candidates(r, d)
     mech = ledger.record(
-        ExponentialMechanism(epsilon, 1.0 + quantile), "clipping radius (norm quantile)"
+        ExponentialMechanism(epsilon, loss_sensitivity(quantile)), "clipping radius (norm quantile)"
     )
     i = mech.select(rng, radius_loss(Z, radii, quantile))
     release(

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..algorithms.clipping import MIN_N_EPSILON
 from ..algorithms.dplloyd import dplloyd_batch, improved_iterations
 from ..algorithms.eugkm import eugkm
 from ..algorithms.gkm import gkm, gkm_aggregate
@@ -279,7 +280,7 @@ def central_targets() -> list[Target]:
             pair=central_pair,
             per_trial=True,
             note="the estimator's opt-in clipping: a private radius, then DPLloyd on the "
-            "clipped records (clipped where N·clip·ε ≥ 90, so at ε ≥ 1 here)",
+            f"clipped records (clipped where N·clip·ε ≥ {MIN_N_EPSILON:.3g}: at every ε here)",
         ),
         Target(
             name="private_mean",
