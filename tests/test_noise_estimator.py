@@ -63,20 +63,48 @@ def test_private_mean_splits_count_and_sums_as_one_improved_iteration(mutant, mo
     assert counts.size == 1500 and sums.size == 1500 * d
     assert laplace_scale_is(counts, (d + c) / (c * eps)) == (mutant is None)
     assert laplace_scale_is(sums, (d + c) / eps) == (mutant is None)
+    assert independent(sums.reshape(-1, d))  # one draw per coordinate, not one shared
+
+
+def independent(noise: np.ndarray) -> bool:
+    """Are the columns of ``noise`` (draws, m) uncorrelated? Each pair's sample correlation
+    has standard error 1/√draws under independence; identical columns give 1."""
+    rho = np.corrcoef(noise, rowvar=False)[np.triu_indices(noise.shape[1], 1)]
+    return bool(np.all(np.abs(rho) < 5 / math.sqrt(noise.shape[0])))
+
+
+def _booked_releases(ledger, seen) -> None:
+    """Every release is a booked one: its purpose is an entry's, and its mechanism has
+    that entry's ε and scale."""
+    for rel in seen:
+        booked = [e for e in ledger.entries if e.purpose == rel.purpose]
+        assert booked, rel.purpose
+        assert any(
+            e.epsilon == rel.mechanism.epsilon and e.scale == rel.mechanism.scale for e in booked
+        )
 
 
 def test_private_mean_by_hand():
     """One record at 0.5: at ε = 10⁹ the mean is that record (count ≈ 1, not floored at
     more); at ε = 10⁻³ the noisy mean lands outside the box and is clipped to ±r."""
     X = np.full((1, 3), 0.5)
-    res = private_mean(X, 2, 1e9, np.random.default_rng(0))
+    res, seen = _releases(lambda: private_mean(X, 2, 1e9, np.random.default_rng(0)))
     assert res.centroids.shape == (2, 3) and np.allclose(res.centroids, 0.5, atol=1e-6)
     assert res.iterations == 0 and res.info["noisy_count"] == pytest.approx(1.0, abs=1e-6)
     assert res.ledger.total_epsilon == pytest.approx(1e9)
+    assert [e.purpose for e in res.ledger.entries] == ["record count", "coordinate sums"]
+    _booked_releases(res.ledger, seen)
     wide = np.array(
         [private_mean(X, 1, 1e-3, np.random.default_rng(s)).centroids[0] for s in range(40)]
     )
     assert wide.max() == 1.0 and wide.min() == -1.0  # clipped on both sides, never beyond
+    # per-feature radii: the sums are charged Σ r_j, the mean clipped into each [-r_j, r_j]
+    r = np.array([2.0, 0.5, 1.0])
+    fits = [private_mean(X * r, 1, 1e-3, np.random.default_rng(s), r=r) for s in range(40)]
+    assert fits[0].ledger.entries[1].sensitivity == 3.5
+    assert np.array_equal(np.abs([f.centroids[0] for f in fits]).max(axis=0), r)
+    with pytest.raises(ValueError):
+        private_mean(X * 4, 1, 1.0, np.random.default_rng(1), r=r)  # outside the box
 
 
 # --- LSH-splits (M1): (D + 1) levels of counts share 0.2 ε, the leaves' sums get 0.8 ε ------
@@ -98,23 +126,34 @@ def test_lsh_splits_counts_have_scale_d_plus_1_over_02_eps_and_sums_dr_over_08_e
     sums = _laplace_noise(seen, "leaf coordinate sums", X)
     assert laplace_scale_is(counts, 6 / 0.2) == (mutant is None)
     assert laplace_scale_is(sums, 3 * 1.0 / 0.8) == (mutant is None)
+    assert independent(sums.reshape(-1, 3))
+    siblings = [  # the first two children of every level: one draw each, not one shared
+        np.asarray(r.output[:2], float) - r.query(X)[:2]
+        for r in seen
+        if r.purpose == "tree node counts" and np.size(r.output) > 1
+    ]
+    assert independent(np.array(siblings))
 
 
 @pytest.mark.parametrize(
     "N,k,d,eps,seed",
     [(2000, 3, 3, 1.0, 0), (20_000, 2, 2, 1.0, 1), (300, 4, 5, 0.5, 2), (50_000, 5, 2, 2.0, 3)],
 )
-def test_lsh_splits_grows_its_tree_by_the_thresholds(N, k, d, eps, seed):
+@pytest.mark.parametrize("radii", ["one", "per feature"])
+def test_lsh_splits_grows_its_tree_by_the_thresholds(N, k, d, eps, seed, radii):
     """From the released counts alone: T_node = max(1, min(10·√(2d)·d·r/(0.8ε·√d·r),
     Ñ/(2k))) and T_branch = 3 T_node; level j + 1 counts the two children of every level-j
     node at or above T_branch; the leaves are the root if it did not branch, the nodes in
     [T_node, T_branch) below it, and every node ≥ T_node at depth D (at least one leaf)."""
-    X = _uniform(N, d, seed)
-    res, seen = _releases(lambda: lsh_splits(X, k, eps, np.random.default_rng(seed), n_init=1))
+    r = np.linspace(0.5, 2.0, d) if radii == "per feature" else 1.0
+    X = _uniform(N, d, seed) * r
+    rng = np.random.default_rng(seed)
+    res, seen = _releases(lambda: lsh_splits(X, k, eps, rng, n_init=1, r=r))
     D = math.ceil(math.log2(k)) + 3 if k > 1 else 4
     levels = [np.asarray(r.output) for r in seen if r.purpose == "tree node counts"]
     root = float(levels[0][0])
-    t_node = max(1.0, min(10 * math.sqrt(2 * d) * d / (0.8 * eps * math.sqrt(d)), root / (2 * k)))
+    L, radius = float(np.sum(np.broadcast_to(r, d))), float(np.linalg.norm(np.broadcast_to(r, d)))
+    t_node = max(1.0, min(10 * math.sqrt(2 * d) * L / (0.8 * eps * radius), root / (2 * k)))
     t_branch = 3 * t_node
     assert res.info["depth"] == D
     assert res.info["t_node"] == pytest.approx(t_node) and res.info["t_branch"] == t_branch
@@ -131,8 +170,42 @@ def test_lsh_splits_grows_its_tree_by_the_thresholds(N, k, d, eps, seed):
     assert res.info["leaves"] == leaves and np.shape(sums.output) == (leaves, d)
     entries = res.ledger.entries
     assert len(entries) == D + 2 and sum(e.purpose.startswith("tree") for e in entries) == D + 1
+    assert [e.round for e in entries[:-1]] == list(range(D + 1))
     assert all(e.epsilon == pytest.approx(0.2 * eps / (D + 1)) for e in entries[:-1])
-    assert entries[-1].epsilon == pytest.approx(0.8 * eps) and entries[-1].sensitivity == d
+    assert entries[-1].purpose == "leaf coordinate sums"
+    assert entries[-1].epsilon == pytest.approx(0.8 * eps) and entries[-1].sensitivity == L
+    _booked_releases(res.ledger, seen)
+    assert res.iterations == 0 and np.all(np.abs(res.centroids) <= r)
+
+
+def test_lsh_splits_counts_the_two_children_of_each_branching_node():
+    """At ε = 10⁶ the counts are exact: the two children released after each branching
+    node (in node order) hold exactly its records, and the root holds all of them."""
+    X = _uniform(5000, 3, 7)
+    _, seen = _releases(lambda: lsh_splits(X, 2, 1e6, np.random.default_rng(7), n_init=1))
+    levels = [np.asarray(r.output) for r in seen if r.purpose == "tree node counts"]
+    assert np.round(levels[0][0]) == 5000 and len(levels) > 3
+    t_branch = 3 * node_threshold(levels[0][0], 2, 3, 0.8e6)
+    for parent, child in zip(levels, levels[1:], strict=False):
+        pairs = np.round(child[0::2]) + np.round(child[1::2])
+        assert np.array_equal(pairs, np.round(parent[parent >= t_branch]))
+
+
+def test_lsh_splits_falls_back_to_the_root_and_keeps_its_centres_in_the_box(monkeypatch):
+    """When no node passes the thresholds the root is the one leaf, so the leaf sum is the
+    whole data's; at ε = 10⁻³ the noisy coreset points are clipped into the box."""
+    monkeypatch.setattr(lsh_module, "_counts", lambda node, wanted: np.zeros(len(wanted)))
+    X = _uniform(3000, 2, 8)
+    res, seen = _releases(lambda: lsh_splits(X, 2, 1e6, np.random.default_rng(8), n_init=1))
+    (sums,) = [r for r in seen if r.purpose == "leaf coordinate sums"]
+    assert res.info["leaves"] == 1 and np.allclose(sums.query(X), [X.sum(axis=0)])
+    monkeypatch.undo()
+    for seed in range(5):
+        C = lsh_splits(X, 3, 1e-3, np.random.default_rng(seed), n_init=1).centroids
+        assert np.all(np.abs(C) <= 1.0)
+    for share in (0.0, 1.0, 1.5):
+        with pytest.raises(ValueError, match="count_share"):
+            lsh_splits(X, 2, 1.0, np.random.default_rng(0), count_share=share)
 
 
 def test_lsh_splits_constants_by_hand():
@@ -141,6 +214,8 @@ def test_lsh_splits_constants_by_hand():
     assert node_threshold(1000, 5, 4, 0.8) == pytest.approx(10 * math.sqrt(8) * 4 / 1.6)
     assert node_threshold(100, 5, 4, 0.8) == pytest.approx(10.0)
     assert node_threshold(1, 5, 4, 0.8) == 1.0
+    # one radius r = 2: L = 8, radius = 4, n_low as at r = 1
+    assert node_threshold(1000, 5, 4, 0.8, 2.0) == pytest.approx(10 * math.sqrt(8) * 4 / 1.6)
     # per-feature radii: L = Σ r_j = 3, radius = √(Σ r_j²) = √2.5
     r = np.array([1.0, 0.5, 0.5, 1.0])
     expected = 10 * math.sqrt(8) * 3 / (0.8 * math.sqrt(2.5))
@@ -164,11 +239,46 @@ def test_lsh_splits_counts_and_leaf_sums_match_a_direct_count():
 
 def test_weighted_kmeans_weights_every_point_and_ignores_weightless_ones():
     P = np.array([[0.0, 0.0], [1.0, 0.0], [10.0, 10.0], [11.0, 10.0], [100.0, 100.0]])
-    w = np.array([1.0, 3.0, 2.0, 2.0, 0.0])
+    w = np.array([0.25, 0.75, 0.5, 0.5, 0.0])  # each cluster's mass is 1
     C = weighted_kmeans(P, w, 2, np.random.default_rng(0))
     C = C[np.argsort(C[:, 0])]
     assert np.allclose(C, [[0.75, 0.0], [10.5, 10.0]])  # weighted means; the 0-weight point
     assert np.allclose(weighted_kmeans(P[:1], w[:1], 3, np.random.default_rng(0)), P[0])
+
+
+def test_weighted_kmeans_seeds_by_weight_times_squared_distance():
+    """k-means++ with weights, read off with no Lloyd step (max_iter = 0): the first seed
+    is drawn ∝ w, the second ∝ w·D² to the first. Three points on a line, w = (1, 1, 2)."""
+    P, w = np.array([[0.0], [1.0], [3.0]]), np.array([1.0, 1.0, 2.0])
+    first = w / w.sum()
+    pairs = np.zeros((3, 3))
+    for i in range(3):
+        mass = w * (P[:, 0] - P[i, 0]) ** 2
+        pairs[i] = first[i] * mass / mass.sum()
+    draws, n = np.zeros((3, 3)), 4000
+    for seed in range(n):
+        C = weighted_kmeans(P, w, 2, np.random.default_rng(seed), n_init=1, max_iter=0)
+        draws[int(C[0, 0]) if C[0, 0] < 2 else 2, int(C[1, 0]) if C[1, 0] < 2 else 2] += 1
+    assert np.all(np.abs(draws / n - pairs) <= 5 * np.sqrt(pairs * (1 - pairs) / n) + 1e-9)
+
+
+def test_weighted_kmeans_keeps_the_start_of_lowest_weighted_cost():
+    """Ten starts never end above the first start alone (the same generator draws it
+    first), and on some seeds end strictly below it."""
+    rng = np.random.default_rng(9)
+    P = np.concatenate([rng.normal(c, 0.3, (20, 2)) for c in ((0, 0), (4, 0), (0, 4), (4, 4))])
+    w = rng.uniform(0.5, 2.0, len(P))
+
+    def cost(C):
+        return float((w * ((P[:, None] - C[None]) ** 2).sum(axis=2).min(axis=1)).sum())
+
+    gains = []
+    for seed in range(40):
+        one = cost(weighted_kmeans(P, w, 4, np.random.default_rng(seed), n_init=1, max_iter=0))
+        ten = cost(weighted_kmeans(P, w, 4, np.random.default_rng(seed), n_init=10, max_iter=0))
+        assert ten <= one
+        gains.append(one - ten)
+    assert max(gains) > 0
 
 
 # --- clipping to a private radius (M4) ---------------------------------------------------

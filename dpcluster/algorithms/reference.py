@@ -24,7 +24,7 @@ from .dplloyd import DPResult, improved_split
 
 
 def noisy_mean(
-    X: np.ndarray, epsilon: float, rng: np.random.Generator, ledger: Ledger, r=1.0
+    X: np.ndarray, epsilon: float, rng: np.random.Generator, ledger: Ledger, r
 ) -> tuple[np.ndarray, float]:
     """(ε-DP mean of X (d,) clipped into [-r, r]^d, the noisy count); books both releases
     in ``ledger``. ``rng`` is split into the count and the sum streams."""
