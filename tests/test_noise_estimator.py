@@ -100,7 +100,8 @@ def test_private_mean_by_hand():
     assert wide.max() == 1.0 and wide.min() == -1.0  # clipped on both sides, never beyond
     # per-feature radii: the sums are charged Σ r_j, the mean clipped into each [-r_j, r_j]
     r = np.array([2.0, 0.5, 1.0])
-    fits = [private_mean(X * r, 1, 1e-3, np.random.default_rng(s), r=r) for s in range(40)]
+    inside = np.full((1, 3), 0.9) * r  # 1.8 on the first feature: inside r, outside 1
+    fits = [private_mean(inside, 1, 1e-3, np.random.default_rng(s), r=r) for s in range(40)]
     assert fits[0].ledger.entries[1].sensitivity == 3.5
     assert np.array_equal(np.abs([f.centroids[0] for f in fits]).max(axis=0), r)
     with pytest.raises(ValueError):
@@ -200,9 +201,10 @@ def test_lsh_splits_falls_back_to_the_root_and_keeps_its_centres_in_the_box(monk
     (sums,) = [r for r in seen if r.purpose == "leaf coordinate sums"]
     assert res.info["leaves"] == 1 and np.allclose(sums.query(X), [X.sum(axis=0)])
     monkeypatch.undo()
-    for seed in range(5):
-        C = lsh_splits(X, 3, 1e-3, np.random.default_rng(seed), n_init=1).centroids
-        assert np.all(np.abs(C) <= 1.0)
+    C = np.array(
+        [lsh_splits(X, 3, 1e-3, np.random.default_rng(s), n_init=1).centroids for s in range(40)]
+    )
+    assert C.max() == 1.0 and C.min() == -1.0  # clipped on both sides, never beyond
     for share in (0.0, 1.0, 1.5):
         with pytest.raises(ValueError, match="count_share"):
             lsh_splits(X, 2, 1.0, np.random.default_rng(0), count_share=share)
@@ -239,27 +241,35 @@ def test_lsh_splits_counts_and_leaf_sums_match_a_direct_count():
 
 def test_weighted_kmeans_weights_every_point_and_ignores_weightless_ones():
     P = np.array([[0.0, 0.0], [1.0, 0.0], [10.0, 10.0], [11.0, 10.0], [100.0, 100.0]])
-    w = np.array([0.25, 0.75, 0.5, 0.5, 0.0])  # each cluster's mass is 1
+    w = np.array([0.125, 0.375, 0.25, 0.25, 0.0])  # each cluster's mass is 1/2
     C = weighted_kmeans(P, w, 2, np.random.default_rng(0))
     C = C[np.argsort(C[:, 0])]
     assert np.allclose(C, [[0.75, 0.0], [10.5, 10.0]])  # weighted means; the 0-weight point
     assert np.allclose(weighted_kmeans(P[:1], w[:1], 3, np.random.default_rng(0)), P[0])
+    # no weight at all: the seeds are drawn uniformly and Lloyd leaves them in place
+    C = weighted_kmeans(P, np.zeros(5), 2, np.random.default_rng(0), n_init=1)
+    assert all(any(np.array_equal(c, p) for p in P) for c in C)
 
 
 def test_weighted_kmeans_seeds_by_weight_times_squared_distance():
     """k-means++ with weights, read off with no Lloyd step (max_iter = 0): the first seed
-    is drawn ∝ w, the second ∝ w·D² to the first. Three points on a line, w = (1, 1, 2)."""
-    P, w = np.array([[0.0], [1.0], [3.0]]), np.array([1.0, 1.0, 2.0])
-    first = w / w.sum()
-    pairs = np.zeros((3, 3))
-    for i in range(3):
-        mass = w * (P[:, 0] - P[i, 0]) ** 2
-        pairs[i] = first[i] * mass / mass.sum()
-    draws, n = np.zeros((3, 3)), 4000
+    is drawn ∝ w, each next one ∝ w·D², D the distance to the nearest seed so far. Four
+    points on a line with weights and distances small enough that no mass sums to 1."""
+    x, w = np.array([0.0, 0.3, 0.9, 1.0]), np.array([0.1, 0.1, 0.2, 0.15])
+    expected = {}
+    for i in range(4):
+        d_i = (x - x[i]) ** 2
+        for j in range(4):
+            d_ij = np.minimum(d_i, (x - x[j]) ** 2)
+            for k in range(4):
+                p = w[i] / w.sum() * (w * d_i)[j] / (w * d_i).sum()
+                expected[i, j, k] = p * (w * d_ij)[k] / (w * d_ij).sum() if p else 0.0
+    draws, n = dict.fromkeys(expected, 0), 6000
     for seed in range(n):
-        C = weighted_kmeans(P, w, 2, np.random.default_rng(seed), n_init=1, max_iter=0)
-        draws[int(C[0, 0]) if C[0, 0] < 2 else 2, int(C[1, 0]) if C[1, 0] < 2 else 2] += 1
-    assert np.all(np.abs(draws / n - pairs) <= 5 * np.sqrt(pairs * (1 - pairs) / n) + 1e-9)
+        C = weighted_kmeans(x[:, None], w, 3, np.random.default_rng(seed), n_init=1, max_iter=0)
+        draws[tuple(int(np.argmin(np.abs(x - c))) for c in C[:, 0])] += 1
+    for triple, p in expected.items():
+        assert abs(draws[triple] / n - p) <= 5 * math.sqrt(p * (1 - p) / n) + 1e-9, triple
 
 
 def test_weighted_kmeans_keeps_the_start_of_lowest_weighted_cost():
