@@ -70,10 +70,13 @@ def rate_is(hits: int, n: int, p: float) -> bool:
     return abs(hits / n - p) < Z * math.sqrt(p * (1 - p) / n)
 
 
-def _patch(monkeypatch, mutant: str | None, module, **extra) -> None:
-    """Plant one mutant into ``module``'s Laplace mechanism (or an extra hook)."""
+def _patch(monkeypatch, mutant: str | None, module, d: int = 0, **extra) -> None:
+    """Plant one mutant into ``module``'s Laplace mechanism (or an extra hook); "swapped"
+    is diffprivlib's count/sum swap of the improved split in d dimensions."""
     if mutant in extra:
         extra[mutant](monkeypatch)
+    elif mutant == "swapped" and d:
+        monkeypatch.setattr(module, "LaplaceMechanism", planted.swapped_split(d))
     elif mutant == "half":  # the noise scale halved: the mechanism spends 2ε
         monkeypatch.setattr(module, "LaplaceMechanism", planted.scaled_laplace(2.0))
     elif mutant == "double":  # the noise scale doubled
@@ -111,8 +114,7 @@ def test_dplloyd_counts_and_sums_have_scale_t_dr_plus_1_over_eps(mutant, monkeyp
 @pytest.mark.parametrize("mutant", [None, "half", "double", "swapped"])
 def test_improved_dplloyd_split_count_c_to_each_sum_1(mutant, monkeypatch):
     d = 10
-    swap = lambda mp: mp.setattr(dplloyd_module, "LaplaceMechanism", planted.swapped_split(d))  # noqa: E731
-    _patch(monkeypatch, mutant, dplloyd_module, swapped=swap)
+    _patch(monkeypatch, mutant, dplloyd_module, d=d)
     X = _uniform(500, d)
     seen = []
     with observe(seen.append):

@@ -28,7 +28,6 @@ from dpcluster.algorithms.lsh_splits import (
 )
 from dpcluster.algorithms.reference import private_mean
 from dpcluster.privacy import Ledger, observe
-from tests import planted
 from tests.test_noise import _laplace_noise, _patch, _releases, _uniform, laplace_scale_is
 
 reference_module = importlib.import_module("dpcluster.algorithms.reference")
@@ -50,8 +49,7 @@ def test_private_mean_splits_count_and_sums_as_one_improved_iteration(mutant, mo
     """d = 10, ε = 1, r = 1 (the default): count scale (d + c)/(c ε), each coordinate sum's
     (d + c) r / ε; c = 1.265, so the swapped split is 21 % off on both."""
     d, eps = 10, 1.0
-    swap = lambda mp: mp.setattr(reference_module, "LaplaceMechanism", planted.swapped_split(d))  # noqa: E731
-    _patch(monkeypatch, mutant, reference_module, swapped=swap)
+    _patch(monkeypatch, mutant, reference_module, d=d)
     X = _uniform(200, d)
     seen = []
     with observe(seen.append):
