@@ -211,7 +211,7 @@ def test_the_estimators_dplloyd_makes_one_full_budget_pass_only_where_clusters_a
     # passes follow the clipped sums' noise floor; without clipping it makes one pass
     auto = DPKMeans(2, 2.0, bounds=bounds, random_state=0).fit(X)
     assert auto.method_ == "dplloyd_improved" and "passes set from it" in auto.reason_
-    monkeypatch.setattr("dpcluster.algorithms.auto.CLIP_SHARE", 0.0)
+    monkeypatch.setattr("dpcluster.algorithms.auto.CLIP_SHARES", ())
     auto = DPKMeans(2, 2.0, bounds=bounds, random_state=0).fit(X)
     assert auto.method_ == "dplloyd_improved" and "one pass" in auto.reason_
     assert auto.n_iter_ == 1
@@ -400,11 +400,14 @@ def test_dplloyd_clips_what_it_sums_and_what_its_releases_are_checked_against():
 
 
 def test_auto_clips_above_three_dimensions_where_the_radius_can_be_picked():
-    from dpcluster.algorithms.auto import CLIP_SHARE, clip_share
+    from dpcluster.algorithms.auto import clip_share
 
-    assert clip_share(2048, 32, 1.0) == CLIP_SHARE
+    assert clip_share(2048, 32, 1.0) == 0.1
     assert clip_share(2048, 3, 1.0) == 0.0  # low d: the grid's territory, √d·R saves little
-    assert clip_share(300, 32, 1.0) == 0.0  # N·ε_R = 30: the pick would be a guess
+    # N·ε = 300: 10 % gives N·ε_R = 30, too few to pick the radius; 20 % gives 60
+    assert clip_share(300, 32, 1.0) == 0.2
+    assert clip_share(2048, 16, 0.1) == 0.2  # 2048·0.02 = 41 ≥ 40.5
+    assert clip_share(150, 32, 1.0) == 0.0  # N·ε_R = 30 even at 20 %: the pick is a guess
     X, _ = make_blobs(2048, n_features=32, centers=2, random_state=6)
     bounds = (X.min(axis=0), X.max(axis=0))
     est = DPKMeans(2, 1.0, bounds=bounds, random_state=0).fit(X)

@@ -19,8 +19,8 @@ benchmark showed it needs:
 3. **Improved DPLloyd** otherwise (sphere-packing start, empty centres held, and one pass
    with all of ε where N/k is below ``SINGLE_PASS`` times a single pass's noise floor:
    :func:`~.dplloyd.estimator_iterations`; :mod:`.methods`). Above ``GRID_MAX_D``
-   dimensions it first spends ``CLIP_SHARE`` of ε on a clipping radius
-   (:func:`clip_share`, docs/methods.md M4).
+   dimensions it first spends a share of ε on a clipping radius (:func:`clip_share`,
+   docs/methods.md M4).
 """
 
 from __future__ import annotations
@@ -34,16 +34,20 @@ from .eugkm import MAX_CELLS, cells_per_axis
 GRID_MAX_D = 3
 #: below this ratio of N/k to the noise floor of a DPLloyd centre, ``auto`` takes the mean
 HOPELESS = 0.9
-#: the share of ε ``auto``'s improved DPLloyd spends on a clipping radius above
-#: ``GRID_MAX_D`` dimensions (docs/methods.md M4; measured in docs/utility.md)
-CLIP_SHARE = 0.1
+#: the shares of ε ``auto``'s improved DPLloyd may spend on a clipping radius above
+#: ``GRID_MAX_D`` dimensions, smallest first (docs/methods.md M4; measured in
+#: docs/utility.md)
+CLIP_SHARES = (0.1, 0.2)
 
 
 def clip_share(N: int, d: int, epsilon: float) -> float:
-    """The ``clip`` of ``auto``'s improved DPLloyd: :data:`CLIP_SHARE` above
-    :data:`GRID_MAX_D` dimensions where N·ε_R picks a radius reliably
-    (:func:`~.clipping.worth_clipping`), else 0 (in 1 to 3 dimensions √d·R saves little)."""
-    return CLIP_SHARE if d > GRID_MAX_D and worth_clipping(N, CLIP_SHARE * epsilon) else 0.0
+    """The ``clip`` of ``auto``'s improved DPLloyd above :data:`GRID_MAX_D` dimensions:
+    the first of :data:`CLIP_SHARES` with which N·ε_R picks a radius reliably
+    (:func:`~.clipping.worth_clipping`), else 0; 0 in 1 to 3 dimensions, where √d·R
+    saves little. A public decision from N, d and ε."""
+    if d <= GRID_MAX_D:
+        return 0.0
+    return next((share for share in CLIP_SHARES if worth_clipping(N, share * epsilon)), 0.0)
 
 
 def noise_margin(N: int, k: int, d: int, epsilon: float, r=1.0) -> float:
