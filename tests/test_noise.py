@@ -65,6 +65,14 @@ def laplace_scale_is(noise: np.ndarray, b: float) -> bool:
     return abs(np.abs(noise).mean() / b - 1.0) < Z / math.sqrt(noise.size)
 
 
+def independent(noise: np.ndarray) -> bool:
+    """Are the columns of ``noise`` (draws, m) uncorrelated? Each pair's sample correlation
+    has standard error 1/√draws under independence (Z of them allowed); one draw shared by
+    two columns gives 1."""
+    rho = np.corrcoef(noise, rowvar=False)[np.triu_indices(noise.shape[1], 1)]
+    return bool(np.all(np.abs(rho) < Z / math.sqrt(noise.shape[0])))
+
+
 def rate_is(hits: int, n: int, p: float) -> bool:
     """Is ``hits`` of ``n`` Bernoulli draws consistent with probability p?"""
     return abs(hits / n - p) < Z * math.sqrt(p * (1 - p) / n)
@@ -106,6 +114,7 @@ def test_dplloyd_counts_and_sums_have_scale_t_dr_plus_1_over_eps(mutant, monkeyp
     assert counts.size == R * 5 * k and sums.size == R * 5 * k * 3
     assert laplace_scale_is(counts, b) == (mutant is None)
     assert laplace_scale_is(sums, b) == (mutant is None)
+    assert independent(counts.reshape(-1, k)) and independent(sums.reshape(-1, 3))
 
 
 # --- improved DPLloyd (A2): count ε_iter·c/(d+c), each coordinate sum ε_iter/(d+c) --------
@@ -155,6 +164,7 @@ def test_eugkm_cells_have_scale_one_over_eps(mutant, monkeypatch):
     # m = round((N ε/θ)^(2/(2+d))) = round(2000^0.5) = 45 cells per axis, 2,025 cells
     assert noise.size == 40 * 45**2
     assert laplace_scale_is(noise, 1.0) == (mutant is None)
+    assert independent(noise.reshape(-1, 2))  # neighbouring cells draw apart
 
 
 @pytest.mark.parametrize("mutant", [None, "half", "swapped"])

@@ -28,7 +28,14 @@ from dpcluster.algorithms.lsh_splits import (
 )
 from dpcluster.algorithms.reference import private_mean
 from dpcluster.privacy import Ledger, observe
-from tests.test_noise import _laplace_noise, _patch, _releases, _uniform, laplace_scale_is
+from tests.test_noise import (
+    _laplace_noise,
+    _patch,
+    _releases,
+    _uniform,
+    independent,
+    laplace_scale_is,
+)
 
 reference_module = importlib.import_module("dpcluster.algorithms.reference")
 lsh_module = importlib.import_module("dpcluster.algorithms.lsh_splits")
@@ -62,13 +69,6 @@ def test_private_mean_splits_count_and_sums_as_one_improved_iteration(mutant, mo
     assert laplace_scale_is(counts, (d + c) / (c * eps)) == (mutant is None)
     assert laplace_scale_is(sums, (d + c) / eps) == (mutant is None)
     assert independent(sums.reshape(-1, d))  # one draw per coordinate, not one shared
-
-
-def independent(noise: np.ndarray) -> bool:
-    """Are the columns of ``noise`` (draws, m) uncorrelated? Each pair's sample correlation
-    has standard error 1/√draws under independence; identical columns give 1."""
-    rho = np.corrcoef(noise, rowvar=False)[np.triu_indices(noise.shape[1], 1)]
-    return bool(np.all(np.abs(rho) < 5 / math.sqrt(noise.shape[0])))
 
 
 def _booked_releases(ledger, seen) -> None:
