@@ -200,6 +200,14 @@ CASES.update(
         ),
         "csv k above N": (_csv("x,y\n1,2\n3,4\n", k=3), ["params.k", "N = 2 records"]),
         "csv inf": (_csv("x,y\n1,2\n3,-inf\n4,5\n"), ["row 3", "'y'", "-inf"]),
+        "csv sha256 of other bytes": (
+            _csv(POINTS, sha256="ab" * 32),
+            ["params.sha256", "does not match the file p.csv", "its sha256 is"],
+        ),
+        "csv sha256 not hex": (_csv(POINTS, sha256="xyz"), ["params.sha256", "64 hex digits"]),
+        "csv path a folder": (_csv(POINTS, path="."), ["params.path", "file not found"]),
+        "csv path empty": (_csv(POINTS, path=""), ["params.path", "required"]),
+        "csv path not text": (_csv(POINTS, path=5), ["params.path", "must be a file path"]),
         "benchmark set missing": (
             _benchmark(ROWS, LABELS, set="fam/t"),
             ["params.set", "t.data.gz"],
@@ -451,3 +459,38 @@ def test_a_usage_error_is_one_line_exit_2(tmp_path, args, words):
     assert err.startswith("error: ") and "\n" not in err and "Traceback" not in err
     for w in words:
         assert w in err, (args, err)
+
+
+def test_a_right_sha256_pin_is_accepted_in_either_case(tmp_path):
+    """The pin's twin of "csv sha256 of other bytes": the file's own digest, in capitals
+    too, is accepted, and the path resolves against the spec's folder, not the cwd."""
+    import hashlib
+
+    from dpcluster import spec
+
+    (tmp_path / "p.csv").write_text(POINTS)
+    digest = hashlib.sha256(POINTS.encode()).hexdigest()
+    for pin in (digest, digest.upper()):
+        path = _csv(POINTS, sha256=pin)(tmp_path)
+        (ds,) = spec.load(str(path)).datasets
+        assert dict(ds.kwargs)["sha256"] == digest
+        assert dict(ds.kwargs)["path"] == str((tmp_path / "p.csv").resolve())
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_corpus_is_refused_in_process_before_any_work(tmp_path, case):
+    """The same corpus without a subprocess: reading the spec and the checks `run` makes
+    before any work raise the error the command line prints, with the same words. (Mutation
+    testing traces this process, so it sees the validation code through this twin.)"""
+    from dpcluster import harness, spec
+    from dpcluster.errors import DpclusterError
+
+    make, words = CASES[case]
+    spec_path = make(tmp_path)
+    with pytest.raises(DpclusterError) as info:
+        sp = spec.load(str(spec_path))
+        list(harness.check_spec(sp))
+    message = str(info.value)  # the command line makes it one line
+    assert spec_path.name in message or "u.csv" in message
+    for w in words:
+        assert w in message, (case, message)
