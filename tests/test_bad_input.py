@@ -216,6 +216,11 @@ CASES.update(
         "benchmark labels short": (_benchmark(ROWS, b"1\n2\n"), ["s.labels0.gz", "2 labels"]),
         "benchmark text value": (_benchmark(b"1 2\n3 x\n", b"1\n2\n"), ["s.data.gz", "numbers"]),
         "benchmark k not integer": (_benchmark(ROWS, LABELS, k=2.5), ["params.k", "integer"]),
+        "benchmark battery not text": (_benchmark(ROWS, LABELS, battery=3), ["params.battery"]),
+        "benchmark set empty": (_benchmark(ROWS, LABELS, set=""), ["params.set", "required"]),
+        "benchmark set with a space": (_benchmark(ROWS, LABELS, set="fam/a b"), ["params.set"]),
+        "csv k an empty list": (_csv(POINTS, k=[]), ["params.k", "empty list"]),
+        "csv k list with a bad k": (_csv(POINTS, k=[2, 0]), ["params.k"]),
         "benchmark public bounds": (
             lambda t: _spec(
                 t, {**yaml.safe_load(_benchmark(ROWS, LABELS)(t).read_text()), "bounds": "public"}
