@@ -97,7 +97,7 @@ def _check_bounds(bounds, d: int) -> None:
         raise ValueError(f"bounds must be finite numbers, got {bounds!r}")
     if np.any(lo >= hi):
         raise ValueError(f"bounds need lo < hi for every feature, got {bounds!r}")
-    if not np.all(np.isfinite(2.0 * (hi - lo))):
+    if data.span_overflows(lo, hi):
         raise ValueError(f"bounds: hi - lo overflows a float, got {bounds!r}")
 
 

@@ -220,6 +220,23 @@ CASES.update(
         "benchmark set empty": (_benchmark(ROWS, LABELS, set=""), ["params.set", "required"]),
         "benchmark set with a space": (_benchmark(ROWS, LABELS, set="fam/a b"), ["params.set"]),
         "csv k an empty list": (_csv(POINTS, k=[]), ["params.k", "empty list"]),
+        "csv domain with equal ends": (_csv(POINTS, domain=[1, 1]), ["params.domain", "lo < hi"]),
+        "csv domain overflows": (_csv(POINTS, domain=[-1e308, 1e308]), ["overflows"]),
+        "csv domain not a pair": (_csv(POINTS, domain=[0, 1, 2]), ["params.domain", "[lo, hi]"]),
+        "csv domain lists of two lengths": (
+            _csv(POINTS, domain=[[0, 0], [9, 9, 9]]),
+            ["params.domain", "differ in length"],
+        ),
+        "csv bounds and domain both": (
+            _csv(POINTS, bounds=[0, 9], domain=[0, 9]),
+            ["params.bounds", "repeats params.domain"],
+        ),
+        "csv classes not a column": (_csv(POINTS, classes=1.5), ["params.classes"]),
+        "csv delimiter a quote": (_csv(POINTS, delimiter='"'), ["params.delimiter"]),
+        "csv label not text": (_csv(POINTS, label=5), ["params.label", "string"]),
+        "csv column index negative": (_csv(POINTS, columns=[-1]), ["params.columns"]),
+        "csv column true": (_csv(POINTS, columns=[True]), ["params.columns"]),
+        "csv column named twice": (_csv(POINTS, columns=["x", "x"]), ["names a column twice"]),
         "csv k list with a bad k": (_csv(POINTS, k=[2, 0]), ["params.k"]),
         "benchmark public bounds": (
             lambda t: _spec(
@@ -480,6 +497,21 @@ def test_a_right_sha256_pin_is_accepted_in_either_case(tmp_path):
         (ds,) = spec.load(str(path)).datasets
         assert dict(ds.kwargs)["sha256"] == digest
         assert dict(ds.kwargs)["path"] == str((tmp_path / "p.csv").resolve())
+
+
+def test_what_the_corpus_refuses_next_to_is_accepted(tmp_path):
+    """The near neighbours of the csv corpus cases parse: columns by 0-based index, a
+    domain of one list per column, a scalar lo against a list hi."""
+    from dpcluster import spec
+
+    for params in (
+        {"columns": [0, 1]},
+        {"domain": [[0, 0], [7, 5]]},
+        {"domain": [0, [7, 5]]},
+        {"classes": 1, "columns": [0]},
+    ):
+        (ds,) = spec.load(str(_csv(POINTS, **params)(tmp_path))).datasets
+        assert ds.name == "csv", params
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

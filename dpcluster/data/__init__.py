@@ -29,6 +29,7 @@ from .schema import (
     normalise,
     read_checked,
     scale,
+    span_overflows,
     warnings_for,
 )
 from .sources import SOURCES, Source, describe, has_classes, load, names
@@ -59,6 +60,7 @@ __all__ = [
     "physical_memory",
     "read_checked",
     "scale",
+    "span_overflows",
     "sphere_packing",
     "synthetic",
     "uniform",

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..rng import stream
-from .schema import Dataset, normalise, scale
+from .schema import Dataset, normalise, scale, span_overflows
 
 
 def sphere_packing(
@@ -157,9 +157,8 @@ def generator_problem(name: str, params: dict) -> tuple[str, str] | None:
         lo, hi = p["lo"], p["hi"]
         if not lo < hi:
             return "hi", f"must be above lo = {lo:g}: uniform on [lo, hi] needs lo < hi"
-        with np.errstate(over="ignore"):
-            if not np.isfinite(2.0 * (hi - lo)):
-                return "hi", f"with lo = {lo:g}, the range hi - lo overflows a float"
+        if span_overflows(lo, hi):
+            return "hi", f"with lo = {lo:g}, the range hi - lo overflows a float"
     if name in ("blobs", "moons"):
         spread = params.get("spread", 0.0)
         if not 0 <= spread <= 1e6:

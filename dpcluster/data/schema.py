@@ -245,6 +245,15 @@ def freeze(value):
     return value
 
 
+def span_overflows(lo, hi) -> bool:
+    """Whether some ``2·(hi − lo)`` (the width of a box [lo, hi] doubled, as scaling into
+    [-1, 1] computes it) is not a finite float; arrays broadcast, and an overflow is the
+    answer, not a warning."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        spans = 2.0 * (np.asarray(hi, dtype=float) - np.asarray(lo, dtype=float))
+    return not bool(np.all(np.isfinite(spans)))
+
+
 def check_k(k) -> str | None:
     """What is wrong with a number of clusters ``k``, or None."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:

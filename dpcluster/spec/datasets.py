@@ -208,7 +208,7 @@ def _check_csv_types(file: str, where: str, params: dict, box_key: str = "domain
             raise SpecError(file, f"{where}.{box_key}", bounds, "lo and hi differ in length")
         if np.any(np.broadcast_to(lo, np.broadcast_shapes(lo.shape, hi.shape)) >= hi):
             raise SpecError(file, f"{where}.{box_key}", bounds, "needs lo < hi for every column")
-        if not np.all(np.isfinite(2.0 * (hi - lo))):
+        if data.span_overflows(lo, hi):
             raise SpecError(file, f"{where}.{box_key}", bounds, "hi - lo overflows a float")
 
 
