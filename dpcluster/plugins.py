@@ -64,8 +64,10 @@ def algorithm(
     repeat_doc: str = "independent runs",
     metrics: tuple[str, ...] = ("nicv",),
     name: str = "",
+    title: str = "",
 ) -> Callable[[Callable[[CellContext], tuple[list[Row], Ledger | None]]], AlgorithmInfo]:
-    """Turn a cell runner ``run(ctx) -> (rows, ledger)`` into a registry entry."""
+    """Turn a cell runner ``run(ctx) -> (rows, ledger)`` into a registry entry; ``title``
+    is how figure legends name it (default: its name)."""
 
     def wrap(run):
         label = name or run.__name__
@@ -96,6 +98,7 @@ def algorithm(
             params=dict(params or {}),
             count_runs=lambda shape: shape.repeat,
             metrics=metrics,
+            title=title,
         )
 
     return wrap

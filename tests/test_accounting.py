@@ -85,7 +85,7 @@ def test_randomised_response_likelihood_matches_enumeration():
 def test_paper_b_rows_book_m_max_times_epsilon(tmp_path):
     """Every DPBV row's epsilon_provable is Σ over its attributes of m_max·ε, with m_max
     brute-forced on the very codecs the cell drew; epsilon_claimed is the paper's A·ε."""
-    from dpcluster.experiments import paper_b as experiments
+    from dpcluster.experiments import paper_b_cells as experiments
 
     raw = {
         "name": "pb",
@@ -116,7 +116,7 @@ def test_paper_b_rows_book_m_max_times_epsilon(tmp_path):
         init_streams=init_streams,
     )
     for _, row in outcome.rows.iterrows():
-        codec = experiments._codec(ctx, int(row["rep"]), 16, 3.0)
+        codec = experiments.record_codec(ctx, int(row["rep"]), 16, 3.0)
         want = sum(brute_m_max(c, 20_001) * 1.0 for c in codec.attributes)
         assert row["epsilon_provable"] == pytest.approx(want)
         assert row["epsilon_claimed"] == pytest.approx(2 * 1.0)

@@ -213,10 +213,10 @@ def test_a_lines_figure_draws_entries_without_x_as_dashed_levels(tmp_path, monke
     figures.lines(summary, tmp_path, "figure", "share")
     ax = drawn["fig"].axes[0]
     by_label = {line.get_label(): line for line in ax.get_lines()}
-    assert set(by_label) == {"mine", "dplloyd"}
+    assert set(by_label) == {"mine", "DPLloyd"}
     assert list(by_label["mine"].get_xdata()) == [0.1, 0.5]
-    assert by_label["dplloyd"].get_linestyle() == "--"
-    assert list(by_label["dplloyd"].get_ydata()) == [0.25, 0.25]
+    assert by_label["DPLloyd"].get_linestyle() == "--"
+    assert list(by_label["DPLloyd"].get_ydata()) == [0.25, 0.25]
 
 
 def test_a_parameter_only_one_entry_has_stays_out_of_the_labels():
@@ -232,8 +232,83 @@ def test_a_parameter_only_one_entry_has_stays_out_of_the_labels():
             "params": [json.dumps(p) for p in params],
         }
     )
-    assert list(series_labels(s, "a")) == ["lloyd", "dplloyd", "mine", "mine"]
-    assert list(series_labels(s, "epsilon")) == ["lloyd", "dplloyd", "mine(a=1)", "mine(a=2)"]
+    assert list(series_labels(s, "a")) == ["Lloyd", "DPLloyd", "mine", "mine"]
+    assert list(series_labels(s, "epsilon")) == ["Lloyd", "DPLloyd", "mine, a=1", "mine, a=2"]
+
+
+def test_legends_use_the_papers_names_and_symbols():
+    """Series are named as the papers name them (the entry's title), parameters by their
+    symbols with plain numbers; a parameter two algorithms share is shown only where it
+    moves within one algorithm or leaves its default (DPLloyd's 5 iterations beside
+    PGkM's 8 are not a difference between series)."""
+    import json
+
+    from dpcluster.plotting.common import series_labels
+
+    rows = [
+        ("dplloyd", {"iterations": 5, "min_count": 0.0}),
+        ("pgkm", {"iterations": 8}),
+        ("eugkm", {"theta": 2.0}),
+        ("eugkm", {"theta": 10.0}),
+        ("gkm_3k", {"block": "3k", "noise": "gupt"}),
+        ("gkm_3k", {"block": "3k", "noise": "eq3"}),
+        ("dpbv_error", {"kappa": 0.8, "method": "plain"}),
+        ("dpbv_error", {"kappa": 0.6, "method": "consistence"}),
+        ("my.module:entry", {"iterations": 3}),
+    ]
+    s = pd.DataFrame(
+        {"algorithm": [a for a, _ in rows], "params": [json.dumps(p) for _, p in rows]}
+    )
+    assert list(series_labels(s, "epsilon")) == [
+        "DPLloyd",
+        "PGkM",
+        "EUGkM, θ=2",
+        "EUGkM, θ=10",
+        "GkM-3K, noise=gupt",
+        "GkM-3K, noise=eq3",
+        "DPBV",
+        "DPBV, κ=0.6, method=consistence",
+        "my.module:entry, iterations=3",
+    ]
+
+
+def test_every_entry_has_a_title_and_its_symbols_are_the_papers():
+    """A new entry declares how the figures name it."""
+    assert [name for name, info in ALGORITHMS.items() if not info.title] == []
+    assert ALGORITHMS["eugkm"].params["theta"].symbol == "θ"
+    assert ALGORITHMS["dpbv_error"].params["kappa"].symbol == "κ"
+
+
+def test_figure_3_draws_one_line_per_algorithm_and_noise_scale(tmp_path, monkeypatch):
+    """Block size is the x axis; GkM at two noise scales is two lines, not one line that
+    zigzags between them at every block size."""
+    import json
+
+    from dpcluster.plotting import figures
+
+    rows = [
+        {"algorithm": a, "params": json.dumps({"block": b, **extra}), "mean": m, "bs": bs}
+        for b, bs in (("N^0.3", 13.0), ("N^0.6", 166.0))
+        for a, extra, m in (
+            ("gkm", {"noise": "eq3"}, bs),
+            ("gkm", {"noise": "gupt"}, 3 * bs),
+            ("gkm_sag", {}, 0.1),
+        )
+    ]
+    summary = pd.DataFrame(rows).assign(
+        dataset="d",
+        dataset_label="d",
+        epsilon=1.0,
+        variant=lambda f: f["algorithm"],
+        block_size_mean=lambda f: f["bs"],
+        min=lambda f: f["mean"],
+    )
+    drawn = {}
+    monkeypatch.setattr(figures, "save", lambda fig, out, stem: drawn.setdefault("fig", fig) and [])
+    figures.nicv_vs_block(summary, tmp_path, "figure")
+    lines = {ln.get_label(): ln for ln in drawn["fig"].axes[0].get_lines()}
+    assert set(lines) == {"GkM, noise=eq3", "GkM, noise=gupt", "SAG"}
+    assert list(lines["GkM, noise=gupt"].get_ydata()) == [39.0, 498.0]
 
 
 def test_a_gap_figure_within_one_decade_still_labels_its_axes(tmp_path, monkeypatch):
@@ -308,9 +383,29 @@ def test_a_gap_figure_has_one_legend_and_names_epsilon_only_when_it_varies(
     (legend,) = fig.legends
     names = [t.get_text() for t in legend.get_texts()]
     if len(epsilons) == 1:
-        assert names == ["dplloyd", "eugkm"]
+        assert names == ["DPLloyd", "EUGkM"]
     else:
-        assert names == [f"{a}, ε={e:g}" for a in ("dplloyd", "eugkm") for e in epsilons]
+        assert names == [f"{a}, ε={e:g}" for a in ("DPLloyd", "EUGkM") for e in epsilons]
     colour_of = [{ln.get_label(): ln.get_color() for ln in ax.lines} for ax in fig.axes]
     assert colour_of[0] == colour_of[1] and len(set(colour_of[0].values())) == len(names)
     assert [ax.get_title() for ax in fig.axes] == ["mean over d", "mean over k"]
+
+
+def test_plot_refuses_a_folder_without_the_runs_its_figure_needs(tmp_path):
+    """B Fig. 7 is drawn from every run's labels: a folder holding only the summary (a copy
+    of docs/results) gets one line naming runs.csv and exit 2, not a traceback."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from dpcluster import cli
+
+    root = Path(__file__).resolve().parent.parent
+    folder = tmp_path / "b-fig7"
+    shutil.copytree(root / "docs/results/b-fig7", folder)
+    out = CliRunner().invoke(
+        cli.main, ["plot", str(root / "configs/b-fig7.yaml"), "--out", str(folder)]
+    )
+    assert out.exit_code == 2, out.output
+    assert "Traceback" not in out.output and out.output.count("\n") == 1
+    assert f"{folder / 'runs.csv'}: not found" in out.output

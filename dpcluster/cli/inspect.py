@@ -133,9 +133,10 @@ def plot(spec_path: str, out: str | None, overrides: tuple[str, ...]):
     folder = Path(out) if out else sp.default_out
     try:
         summary = harness.saved_summary(sp, folder)
+        paths = plotting.render(sp, summary, folder)
     except DpclusterError as exc:
         _fail_on(exc)
-    for path in plotting.render(sp, summary, folder):
+    for path in paths:
         click.echo(str(path))
 
 

@@ -26,16 +26,19 @@ MODERN: dict[str, AlgorithmInfo] = {
         "LSH-splits private coreset + k-means (Chang & Kamath 2021), docs/methods.md",
         central_fit(methods.fit_lsh_splits, _LSH_PARAMS, lsh_splits),
         columns=("leaves", "depth"),
+        title="LSH-splits",
     ),
     "private_mean": central_method(
         "private_mean",
         "every centre at one ε-DP mean: the trivial private reference, docs/utility.md",
         central_fit(methods.fit_private_mean, {}),
+        title="private mean",
     ),
     "auto": central_method(
         "auto",
         "chooses a method from public N, d, k, ε (docs/utility.md); the row says which",
         central_fit(methods.fit_auto, {}),
         columns=("chosen",),
+        title="auto",
     ),
 }

@@ -185,6 +185,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
             ),
         },
         canonical=without_default("init", "spec"),
+        title="Lloyd",
     ),
     "dplloyd": _with_fit(
         AlgorithmInfo(
@@ -195,6 +196,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
             repeat_doc="runs per init set",
             run_cell=lambda c: dplloyd_cell(c, improved=False),
             cost=costs.dplloyd,
+            title="DPLloyd",
             params={
                 "iterations": private_iterations(5, "t, iterations (ε/t each)"),
                 "min_count": _MIN_COUNT,
@@ -213,6 +215,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
             repeat_doc="runs per init set",
             run_cell=lambda c: dplloyd_cell(c, improved=True),
             cost=costs.dplloyd,
+            title="improved DPLloyd",
             params={
                 "rho": Param(
                     RHO,
@@ -254,6 +257,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
             repeat_default=10,
             repeat_doc="independent synopses",
             run_cell=eugkm_cell,
+            title="EUGkM",
             count_runs=lambda shape: shape.repeat,
             cost=costs.grid,
             compile_on=("k",),  # the grid kernel is compiled per k (kernels/grid.py)
@@ -261,7 +265,9 @@ PAPER_A: dict[str, AlgorithmInfo] = {
             arithmetic=("distances",),
             preflight=_grid_fits(),
             params={
-                "theta": Param(THETA, float, "θ in M = (Nε/θ)^(2d/(2+d))", minimum=1e-9),
+                "theta": Param(
+                    THETA, float, "θ in M = (Nε/θ)^(2d/(2+d))", minimum=1e-9, symbol="θ"
+                ),
                 "rounding": Param(
                     "round", str, "cells per axis m = rounding(M^(1/d))", choices=tuple(ROUNDING)
                 ),
@@ -281,6 +287,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         repeat_default=1,
         repeat_doc="runs per init set (deterministic: 1)",
         run_cell=lloyd_steps_cell,
+        title="Lloyd",
         count_runs=lambda shape: shape.n_init,
         params={"steps": Param(30, int, "iterations traced", minimum=1)},
     ),
@@ -293,6 +300,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
             {**_GKM_PARAMS, "noise": _NOISE},
             cost=costs.gkm,
             canonical=_GKM_CANONICAL,
+            title="GkM",
         ),
         methods.fit_gkm,
         gkm,
@@ -310,6 +318,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         },
         cost=costs.gkm,
         canonical=_GKM_CANONICAL,
+        title="GkM-3K",
     ),
     "gkm_sag": independent_runs(
         "gkm_sag",
@@ -318,6 +327,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         lambda c: gkm_cell(c, "sag"),
         _GKM_PARAMS,
         cost=costs.gkm,
+        title="SAG",
     ),
     "gkm_noise": independent_runs(
         "gkm_noise",
@@ -326,6 +336,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         lambda c: gkm_cell(c, "noise"),
         {"block": _GKM_PARAMS["block"], "noise": _NOISE},
         canonical=_GKM_CANONICAL,
+        title="Noise",
     ),
     "pgkm": _with_fit(
         independent_runs(
@@ -336,6 +347,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
             _GENE_PARAMS,
             cost=costs.gene,
             preflight=_selection_fits,
+            title="PGkM",
         ),
         methods.fit_pgkm,
         genetic_kmeans,
@@ -350,6 +362,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         repeat=10,
         cost=costs.gene,
         preflight=_selection_fits,
+        title="Gene",
     ),
     "hybrid": _with_fit(
         AlgorithmInfo(
@@ -359,6 +372,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
             repeat_default=10,
             repeat_doc="EUGkM synopses (× lloyd_runs each)",
             run_cell=hybrid_cell,
+            title="hybrid",
             count_runs=hybrid_runs,
             cost=lambda shape: costs.grid(shape, share=0.5),  # an upper bound: EUGkM at ε/2
             compile_on=("k", "d"),  # EUGkM's grid per k, then DPLloyd's kernels per d
@@ -367,7 +381,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
             params={
                 "lloyd_runs": Param(10, int, "DPLloyd runs per synopsis", minimum=1),
                 "force": Param(False, bool, "skip the MSE fallback test (always hybrid)"),
-                "theta": Param(THETA, float, "EUGkM θ", minimum=1e-9),
+                "theta": Param(THETA, float, "EUGkM θ", minimum=1e-9, symbol="θ"),
                 "rounding": Param(
                     "round", str, "EUGkM cells per axis rounding", choices=tuple(ROUNDING)
                 ),

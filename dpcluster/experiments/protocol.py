@@ -51,6 +51,9 @@ class Param:
     maximum_reason: str = ""
     #: returns a problem description for a bad value, or None
     check: Callable[[Any], str | None] | None = None
+    #: how a figure's legend writes the parameter (the paper's symbol, e.g. "θ"); "" for its
+    #: name
+    symbol: str = ""
 
     def coerce(self, value: Any) -> Any:
         """``value`` as this parameter's type, or a :class:`ParamError`: a bool is never a
@@ -231,6 +234,8 @@ class AlgorithmInfo:
     compile_on: tuple[str, ...] = ("d",)
     #: rough seconds each such new value costs (fitted in docs/performance.md)
     compile_s: float = COMPILE_S
+    #: the name the papers' figures give it (legends); "" for the registry name
+    title: str = ""
 
 
 def independent_runs(
@@ -247,6 +252,7 @@ def independent_runs(
     preflight=None,
     fit: CentralFit | None = None,
     compile_s: float = COMPILE_S,
+    title: str = "",
 ) -> AlgorithmInfo:
     """An entry whose protocol is ``repeat`` independent runs (no init sets)."""
     return AlgorithmInfo(
@@ -264,6 +270,7 @@ def independent_runs(
         preflight=preflight,
         fit=fit,
         compile_s=compile_s,
+        title=title,
     )
 
 

@@ -17,6 +17,9 @@ import pandas as pd  # noqa: E402
 
 from ..results import atomic_write_bytes  # noqa: E402
 
+#: characters a legend below the panels spans, split into columns of its longest label
+LEGEND_WIDTH = 150
+
 #: the shaded band's entry in every legend that has one
 BAND_LABEL = "shaded: 95 % CI of the mean"
 
@@ -57,7 +60,8 @@ def figure_legend(fig, axes, band: bool = False) -> None:
             labels,
             loc="upper center",
             bbox_to_anchor=(0.5, 0.0),
-            ncol=min(4, len(labels)),
+            # long labels get fewer columns, so the legend is no wider than the figure
+            ncol=max(1, min(4, len(labels), LEGEND_WIDTH // max(map(len, labels)))),
             fontsize=8,
             frameon=False,
         )
@@ -119,40 +123,65 @@ def x_values(sub: pd.DataFrame, x: str) -> pd.Series:
     return sub["params"].map(lambda p: float(json.loads(p).get(x, math.nan)))
 
 
-def defaults(algorithm: str) -> dict:
-    """The registry's parameter defaults of ``algorithm`` ({} for one it does not know)."""
+def _entry(algorithm: str):
+    """The registry's entry of ``algorithm``, or None for one it does not know (a plugin
+    folder that is gone)."""
     from ..experiments import lookup
 
     try:
-        return {k: p.default for k, p in lookup(algorithm).params.items()}
+        return lookup(algorithm)
     except (KeyError, TypeError):
-        return {}
+        return None
+
+
+def defaults(algorithm: str) -> dict:
+    """The registry's parameter defaults of ``algorithm`` ({} for one it does not know)."""
+    info = _entry(algorithm)
+    return {k: p.default for k, p in info.params.items()} if info else {}
+
+
+def _shown(value) -> str:
+    """A parameter value as a legend writes it: 2.0 as 2, true/false in lower case."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
 
 
 def series_labels(s: pd.DataFrame, x: str) -> pd.Series:
-    """algorithm + the parameters (other than x) that vary within the figure. A parameter
-    is left out of a series' label where it is at its default and does not vary among the
-    series that agree on the other parameters (κ on the plain estimate, which ignores it)."""
+    """The papers' name of each row's algorithm (its entry's ``title``) and the parameters
+    (other than x) that vary within the figure, by their symbols: "EUGkM, θ=2". A
+    parameter is left out of a series' label where it is at its default and does not vary
+    among the same algorithm's series that agree on the other parameters (κ on the plain
+    estimate, which ignores it; DPLloyd's 5 iterations beside PGkM's 8)."""
     params = list(s["params"].map(json.loads))
     keys = sorted({k for p in params for k in p if k != x})
     # a parameter varies when the series that have it differ in it: one that only some
     # entries have (DPLloyd's min_count beside a plugin) is not told apart by its absence
     varying = [k for k in keys if len({json.dumps(p[k]) for p in params if k in p}) > 1]
 
-    def moves(k, p) -> bool:
+    rows = list(zip(s["algorithm"], params))
+
+    def moves(alg, k, p) -> bool:
+        """k takes several values among alg's series that agree on the other parameters."""
         others = [k2 for k2 in varying if k2 != k]
-        peers = [q for q in params if k in q and all(q.get(o) == p.get(o) for o in others)]
+        peers = [
+            q for a, q in rows if a == alg and k in q and all(q.get(o) == p.get(o) for o in others)
+        ]
         return len({json.dumps(q[k]) for q in peers}) > 1
 
-    default_of = {alg: defaults(alg) for alg in set(s["algorithm"])}
+    entries = {alg: _entry(alg) for alg in set(s["algorithm"])}
 
     def label(alg, p):
-        default = default_of[alg]
-        shown = ", ".join(
-            f"{k}={p[k]}"
+        info = entries[alg]
+        default = {k: q.default for k, q in info.params.items()} if info else {}
+        symbol = {k: q.symbol or k for k, q in info.params.items()} if info else {}
+        shown = [
+            f"{symbol.get(k, k)}={_shown(p[k])}"
             for k in varying
-            if k in p and (moves(k, p) or k not in default or p[k] != default[k])
-        )
-        return f"{alg}({shown})" if shown else alg
+            if k in p and (moves(alg, k, p) or k not in default or p[k] != default[k])
+        ]
+        return ", ".join([(info.title if info else "") or alg, *shown])
 
-    return pd.Series([label(a, p) for a, p in zip(s["algorithm"], params)], index=s.index)
+    return pd.Series([label(a, p) for a, p in rows], index=s.index)

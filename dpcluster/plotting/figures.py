@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
+from ..errors import ResultsError
 from .common import (
     ci_band,
     colours,
@@ -37,6 +38,9 @@ from .common import (
 )
 from .points import scatter
 from .table import table
+
+#: axis labels for the summary's own column names
+AXIS_NAMES = {"epsilon": "ε"}
 
 
 def _lloyd_from_points(summary: pd.DataFrame) -> pd.Series:
@@ -67,16 +71,17 @@ def nicv_vs_epsilon(
     ncols = min(3, len(datasets))
     nrows = math.ceil(len(datasets) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
-    private = summary[np.isfinite(summary["epsilon"])]
-    colour = colours(private["variant"])
+    private = summary[np.isfinite(summary["epsilon"])].copy()
+    private["_series"] = series_labels(private, "epsilon")
+    colour = colours(private["_series"])
     for ax in list(axes.flat)[len(datasets) :]:
         ax.set_visible(False)
     for ax, ds in zip(axes.flat, datasets):
         sub = private[private["dataset"] == ds]
-        for variant, g in sub.groupby("variant", sort=False):
+        for name, g in sub.groupby("_series", sort=False):
             g = g.sort_values("epsilon")
-            c = colour[variant]
-            ax.plot(g["epsilon"], g["mean"], marker="o", ms=3, label=variant, color=c)
+            c = colour[name]
+            ax.plot(g["epsilon"], g["mean"], marker="o", ms=3, label=name, color=c)
             ci_band(ax, g["epsilon"], g["ci95_low"], g["ci95_high"], c)
         if ds in base.index:
             ax.axhline(base[ds], color="k", ls="--", lw=1, label="baseline (Lloyd, min)")
@@ -112,7 +117,8 @@ def gap_vs_param(
     # ε joins a series' name only when the figure has more than one (the title gives it)
     several_eps = priv["epsilon"].nunique() > 1
     priv["series"] = [
-        f"{v}, ε={e:g}" if several_eps else v for v, e in zip(priv["variant"], priv["epsilon"])
+        f"{v}, ε={e:g}" if several_eps else v
+        for v, e in zip(series_labels(priv, "epsilon"), priv["epsilon"])
     ]
     colour = colours(priv["series"])
     fig, axes = plt.subplots(1, len(xs), figsize=(5 * len(xs), 3.8), squeeze=False)
@@ -163,7 +169,7 @@ def _per_dataset_lines(
     out: Path,
     stem: str,
     x: str,
-    series: str,
+    param: str,
     y: str,
     ylabel: str,
     xlabel: str,
@@ -172,12 +178,14 @@ def _per_dataset_lines(
     log_y: bool,
     baseline: pd.Series | None = None,
 ) -> list[Path]:
-    """One panel per dataset; one line of ``y`` vs ``x`` per value of ``series``; the
-    baseline (per dataset) as a dashed line when given."""
+    """One panel per dataset; one line of ``y`` vs ``x`` per series (:func:`series_labels`
+    with the swept parameter ``param`` left out); the baseline (per dataset) as a dashed
+    line when given."""
+    rows = rows.assign(_series=series_labels(rows, param) if len(rows) else [])
     fig, panels = _panels(rows, ylabel, title)
-    colour = colours(rows[series]) if len(rows) else {}
+    colour = colours(rows["_series"]) if len(rows) else {}
     for ax, ds, sub in panels:
-        for name, g in sub.groupby(series, sort=False):
+        for name, g in sub.groupby("_series", sort=False):
             g = g.sort_values(x)
             ax.plot(g[x], g[y], marker="o", ms=3, label=name, color=colour[name])
         if baseline is not None and ds in baseline.index:
@@ -203,7 +211,7 @@ def nicv_vs_step(
         out,
         stem,
         "step",
-        "variant",
+        "step",
         "mean",
         "NICV",
         "iteration",
@@ -224,7 +232,7 @@ def nicv_vs_block(
         out,
         stem,
         "block_size_mean",
-        "algorithm",
+        "block",
         "mean",
         "NICV",
         "block size (records)",
@@ -239,14 +247,14 @@ def time_vs_epsilon(
     summary: pd.DataFrame, out: Path, stem: str, title: str = "", log_y: bool = True
 ) -> list[Path]:
     """Figure 7: mean wall-clock seconds per run vs ε (log x, log y), from ``timing.csv``."""
-    timed = pd.read_csv(out / "timing.csv")
+    timed = _read_beside(out, "timing.csv", "the seconds per run")
     timed = timed[np.isfinite(timed["epsilon"])]
     return _per_dataset_lines(
         timed,
         out,
         stem,
         "epsilon",
-        "variant",
+        "epsilon",
         "wall_time_s_mean",
         "seconds per run",
         "ε",
@@ -318,11 +326,13 @@ def lines(
         ax.set_title(
             family if len(families) > 1 or len(panels) == 1 else f"{family}: {metric}", fontsize=10
         )
-        ax.set_xlabel(xlabel or x)
+        ax.set_xlabel(xlabel or AXIS_NAMES.get(x, x))
         ax.set_ylabel(metric)
         if log_x:
             ax.set_xscale("log")
             log_ticks(ax, sub["_x"])
+        elif sub["_x"].dropna().map(float.is_integer).all():  # d, s, k: whole numbers
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if log_y:
             ax.set_yscale("log")
         ax.grid(alpha=0.3, which="both")
@@ -379,7 +389,20 @@ def draw_lines(spec, summary, out):
 
 def draw_scatter(spec, summary, out):
     keys = {ds.key: ds for ds in spec.datasets}
-    return scatter(pd.read_csv(out / "runs.csv"), out, "figure", _title(spec), keys)
+    runs = _read_beside(out, "runs.csv", "every run's saved labels")
+    return scatter(runs, out, "figure", _title(spec), keys)
+
+
+def _read_beside(out: Path, name: str, holds: str) -> pd.DataFrame:
+    """A file of the results folder that a figure needs beside summary.csv; a folder
+    without it (a copy of the summary alone) is refused in one line."""
+    path = out / name
+    if not path.is_file():
+        raise ResultsError(
+            f"{path}: not found; this figure is drawn from {holds}, which a run writes "
+            "there (run the spec into this folder first)"
+        )
+    return pd.read_csv(path)
 
 
 def draw_table(spec, summary, out):
