@@ -501,3 +501,55 @@ def test_the_dry_run_charges_dplloyds_iterations():
     assert cost(5) == pytest.approx(work + 5 * costs.LLOYD_PASS_S)
     assert cost(50) == pytest.approx(10 * work + 50 * costs.LLOYD_PASS_S)
     assert cost(20_000, N=6) > 1.0
+
+
+def _fresh_kernel(name: str):
+    """A numba function no cache holds: calling it compiles it."""
+    from numba import njit
+
+    scope: dict = {}
+    exec(f"def {name}(x):\n    return x * 2.5 + {len(name)}", scope)  # noqa: S102
+    return njit(cache=False)(scope[name])
+
+
+def test_compiling_times_this_threads_compilations_only():
+    import threading
+
+    from dpcluster.kernels.dispatch import compiling
+
+    first, other = _fresh_kernel("first_kernel"), _fresh_kernel("other_kernel")
+    with compiling() as timer:
+        assert first(2.0) == 17.0
+    assert timer.seconds > 0
+    with compiling() as again:
+        first(3.0)  # compiled already: nothing to time
+    assert again.seconds == 0.0
+    with compiling() as mine:
+        worker = threading.Thread(target=other, args=(1.0,))
+        worker.start()
+        worker.join()
+    assert mine.seconds == 0.0  # another thread's compilation is not this cell's
+
+
+def test_a_cells_per_run_time_leaves_out_its_compilation(tmp_path, monkeypatch):
+    """The first cell of a shape compiles: meta.json keeps its whole wall time and the
+    compile seconds, and the runs' wall_time_s share what is left (Fig. 7 times the
+    algorithm, not numba)."""
+    import contextlib
+    import time
+    import types
+
+    from dpcluster.harness import cells as cell_module
+
+    @contextlib.contextmanager
+    def half_compiling():
+        timer, start = types.SimpleNamespace(seconds=0.0), time.perf_counter()
+        yield timer
+        timer.seconds = (time.perf_counter() - start) / 2
+
+    monkeypatch.setattr(cell_module, "compiling", half_compiling)
+    cell = next(c for c in harness.expand(_spec(tmp_path)) if c.algorithm.name == "dplloyd")
+    outcome = harness.run_cell(cell)
+    wall, compiled = outcome.meta["wall_time_s"], outcome.meta["compile_s"]
+    assert 0 < compiled < wall
+    assert outcome.rows["wall_time_s"].sum() == pytest.approx(wall - compiled, rel=1e-9)

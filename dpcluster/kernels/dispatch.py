@@ -12,8 +12,11 @@ kernel has spent :data:`~.config.COMPILE_AFTER_S` on the shape here.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from contextlib import contextmanager
+
+from numba.core import event
 
 from . import unrolled
 from .config import COMPILE_AFTER_S
@@ -57,3 +60,35 @@ def ran_generated(k: int, d: int) -> None:
     if (k, d) not in _ran:
         _ran.add((k, d))
         unrolled.mark_compiled(k, d)
+
+
+class CompileTimer(event.Listener):
+    """Seconds numba spends compiling in the thread that installed it (nested compilations
+    count once; another thread's cell is not charged here)."""
+
+    def __init__(self):
+        self.seconds = 0.0
+        self._thread = threading.get_ident()
+        self._depth = 0
+        self._start = 0.0
+
+    def on_start(self, ev) -> None:
+        if threading.get_ident() == self._thread:
+            if self._depth == 0:
+                self._start = time.perf_counter()
+            self._depth += 1
+
+    def on_end(self, ev) -> None:
+        if threading.get_ident() == self._thread:
+            self._depth -= 1
+            if self._depth == 0:
+                self.seconds += time.perf_counter() - self._start
+
+
+@contextmanager
+def compiling():
+    """``with compiling() as timer:`` the seconds the block spent compiling kernels, in
+    ``timer.seconds`` (loading a kernel from numba's cache is not compiling)."""
+    timer = CompileTimer()
+    with event.install_listener("numba:compile", timer):
+        yield timer
