@@ -132,3 +132,50 @@ def test_gene_keeps_the_fittest_parents_and_narrows_the_mutation_by_07(monkeypat
     pool = np.concatenate([calls[0][0], calls[0][3]])
     fitness = sse_expanded(X, pool.reshape(-1, 3, 2))
     assert np.array_equal(calls[1][0], pool[np.argsort(fitness, kind="stable")[:6]])
+
+
+def test_two_parents_are_paired_and_two_coordinates_are_cut_between_them():
+    """m' = 2 is a pair, not a clone; L = 2 has one cut, after the first coordinate."""
+    for m, L in ((2, 5), (4, 2)):
+        kids = _children(_parents(m, L), 12, np.random.default_rng(7), DELTA, R)
+        for kid in kids:
+            source, _, _ = _read(kid, L)
+            assert source[0] != source[-1], (m, L, source)  # every child mixes two parents
+        if L == 2:
+            assert all(_read(kid, L)[0][0] != _read(kid, L)[0][1] for kid in kids)
+
+
+def test_each_child_draws_its_own_mutated_coordinate_and_amount():
+    """One draw shared by every child would move the whole pool the same way."""
+    kids = _children(_parents(6, 5), 60, np.random.default_rng(8), DELTA, R)
+    reads = [_read(kid, 5) for kid in kids]
+    coords = [j for _, j, _ in reads]
+    moves = [u for _, _, u in reads]
+    assert len(set(coords)) == 5  # 60 uniform draws from 5 miss one with odds < 1e-5
+    assert len(set(np.round(moves, 12))) == 60
+
+
+def test_pgkm_starts_from_a_pool_spread_over_the_whole_domain(monkeypatch):
+    """The first pool is uniform on [−r, r] in every coordinate, whatever r."""
+    from dpcluster.algorithms import pgkm
+
+    pools = []
+    real = pgkm.sse_expanded
+
+    def recording(X, C):
+        pools.append(np.array(C))
+        return real(X, C)
+
+    monkeypatch.setattr(pgkm, "sse_expanded", recording)
+    X = np.random.default_rng(9).uniform(-3, 3, (200, 2))
+    pgkm.genetic_kmeans(X, 2, np.random.default_rng(10), None, pool=400, iterations=2, r=3.0)
+    first = pools[0].ravel()
+    assert first.min() < -2.9 and first.max() > 2.9
+
+
+def test_more_parents_than_the_pool_is_refused_by_name():
+    from dpcluster.algorithms.pgkm import genetic_kmeans
+
+    X = np.zeros((10, 2))
+    with pytest.raises(ValueError, match=r"selected \(m'=30\) must not exceed pool \(m=20\)"):
+        genetic_kmeans(X, 2, np.random.default_rng(0), 1.0, pool=20, selected=30)
