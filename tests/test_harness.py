@@ -553,3 +553,26 @@ def test_a_cells_per_run_time_leaves_out_its_compilation(tmp_path, monkeypatch):
     wall, compiled = outcome.meta["wall_time_s"], outcome.meta["compile_s"]
     assert 0 < compiled < wall
     assert outcome.rows["wall_time_s"].sum() == pytest.approx(wall - compiled, rel=1e-9)
+
+
+def test_a_cold_cache_spreads_the_first_compilations_over_the_workers(tmp_path):
+    """Heaviest first, except that with nothing compiled yet each kernel key's first cell
+    leads, then the cells that compile nothing, then the rest: two workers do not start by
+    compiling the same kernels side by side. A warm cache keeps the order."""
+    from dpcluster.harness.plan import compile_keys
+    from dpcluster.harness.run import spread_compilations
+
+    order = harness.expand(_spec(tmp_path))
+    assert spread_compilations(order, warm=lambda key: True) == order
+    spread = spread_compilations(order, warm=lambda key: False)
+    assert sorted(c.id for c in spread) == sorted(c.id for c in order)
+    keys = [frozenset(compile_keys(c)) for c in spread]
+    distinct = len({k for ks in keys for k in ks})
+    leading = keys[:distinct]
+    assert len(set().union(*leading)) == distinct  # every key compiled first by one cell
+    assert all(ks - set().union(*keys[:i]) for i, ks in enumerate(leading))
+    # a cell whose kernels are compiled already goes before the cold keys' other cells
+    lloyd_warm = spread_compilations(order, warm=lambda key: key.startswith("lloyd@"))
+    free = [i for i, c in enumerate(lloyd_warm) if c.algorithm.name == "lloyd"]
+    later = len(set().union(*[set(compile_keys(c)) for c in order if c.algorithm.name != "lloyd"]))
+    assert free == list(range(later, later + len(free)))

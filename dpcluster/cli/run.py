@@ -167,9 +167,15 @@ def run(
         sys.exit(EXIT_INTERRUPTED)
     failed = False
     for report in reports:
+        compiled = (
+            f"; {_duration(report.compile_s)} of the cells' time compiled kernels, once for "
+            "this machine"
+            if report.compile_s >= 1.0
+            else ""
+        )
         click.echo(
             f"{report.out}: {report.cells_computed} cells computed, "
-            f"{report.cells_resumed} reused, {len(report.failures)} failed"
+            f"{report.cells_resumed} reused, {len(report.failures)} failed{compiled}"
         )
         for failure in report.failures:
             click.echo(f"  FAILED {failure.what}: {failure.error}", err=True)

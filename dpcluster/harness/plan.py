@@ -124,6 +124,8 @@ class _Plan:
     borrowed: dict[str, str] = field(default_factory=dict)
     #: what planning found legal but worth saying (the caller shows them)
     warnings: list[str] = field(default_factory=list)
+    #: seconds the cells computed for it spent compiling kernels (cells' ``compile_s``)
+    compile_s: float = 0.0
 
 
 #: ``warn(message)``: how planning reports a warning (the harness never prints)
