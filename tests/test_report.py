@@ -93,6 +93,10 @@ def test_a_claim_is_decided_by_the_reduced_run_that_holds_its_data(tmp_path):
     assert "| fig1 | EUGkM beats DPLloyd at ε ≤ 0.1 on S1 | holds |" in text
     assert "(from fig1-s1/summary.csv)" in text
     assert "- **fig1-s1**: 4 summary rows" in text
+    # fig1's other claims need rows fig1-s1 lacks (Adult-num, GkM): one line, no "—" rows
+    assert "| — |" not in text
+    undecided = sum(c.spec == "fig1" for c in report.CLAIMS) - 1
+    assert f"Not decided: {undecided} more claims of fig1" in text
 
 
 def test_a_folder_that_does_not_verify_is_flagged_and_decides_no_claim(tmp_path):

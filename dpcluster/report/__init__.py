@@ -134,13 +134,16 @@ def write_report(
     """Write ``results_dir/REPORT.md`` (or ``path``), and beside it the same as one
     self-contained page (``REPORT.html``: :mod:`.html`), from whatever results exist: the runs
     present (the user's own first) with their figures, then the papers' claims that their
-    data decide, with the claims not run collapsed into one line. ``unverified``: the
-    folders whose tables do not verify against their cells (folder name → the first
-    problem; the caller runs the check), flagged and kept out of the claims."""
+    data decide, with those it cannot decide and those not run collapsed into a line
+    each. ``unverified``: the folders whose tables do not verify against their cells
+    (folder name → the first problem; the caller runs the check), flagged and kept out of
+    the claims."""
     results_dir = Path(results_dir)
     unverified = unverified or {}
     verdicts = evaluate(results_dir, unverified)
-    checked = [(c, v) for c, v in verdicts if not _not_run(v)]
+    checked = [(c, v) for c, v in verdicts if v[0] is not None]
+    # a claim whose spec ran only in part (fig1-s1 for fig1) and whose rows are not there
+    undecided = [c for c, v in verdicts if v[0] is None and not _not_run(v)]
     missing = [c for c, v in verdicts if _not_run(v)]
     lines = [
         "# dpcluster — results report",
@@ -164,6 +167,13 @@ def write_report(
         for claim, (holds, evidence) in checked:
             lines.append(f"| {claim.spec} | {claim.text} | {VERDICTS[holds]} | {evidence} |")
         lines.append("")
+    if undecided:
+        specs = sorted({c.spec for c in undecided})
+        lines += [
+            f"Not decided: {len(undecided)} more claims of {', '.join(specs)}, whose rows "
+            "these runs do not hold (a run of part of the spec); the full spec decides them.",
+            "",
+        ]
     if missing:
         specs = sorted({c.spec for c in missing})
         lines += [
