@@ -77,8 +77,9 @@ def run(
 ):
     """Run every cell of each SPEC and write tables and figures under results/<name>/.
 
-    Several SPECs share one worker pool: the heaviest cells start first, and a cell that
-    two specs share is computed once.
+    Several SPECs share one worker pool: the heaviest cells start first (with kernels not
+    compiled yet, one cell per kernel leads), and a cell that two specs share is computed
+    once. The last line says how long the cells spent compiling kernels, if at all.
     """
     from .. import harness, spec
 
