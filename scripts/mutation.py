@@ -24,12 +24,17 @@ LINE = re.compile(r"^\s+(?P<name>[\w.]+?)__mutmut_\d+: (?P<status>[\w ]+)$")
 
 def mutmut(*args: str) -> subprocess.CompletedProcess:
     exe = Path(sys.executable).with_name("mutmut")
-    # mutmut forks a worker per mutant after running kernels in the parent; GNU OpenMP (the
-    # layer numba picks when it can) kills a forked child that uses it again, workqueue not
+    # mutmut forks a worker per mutant after running the tests in the parent. A thread team
+    # the parent started does not exist in the child: GNU OpenMP (numba's layer when it can
+    # have it) kills a forked child that uses it again, and scikit-learn's KMeans, whose
+    # OpenMP team the Paper-B baselines start, left forked children waiting at its barrier
+    # forever. One OpenMP thread (and one BLAS thread) runs those regions in the caller.
     env = {
         **os.environ,
         "NUMBA_CACHE_DIR": str(ROOT / ".numba-cache"),
         "NUMBA_THREADING_LAYER": "workqueue",
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
     }
     return subprocess.run(
         [str(exe), *args], cwd=ROOT, env=env, text=True, capture_output=True, check=False

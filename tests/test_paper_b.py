@@ -1,6 +1,7 @@
 """Paper B: encodings, estimators, Algorithm 1, kCluster and the distributed settings."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -317,3 +318,49 @@ def test_mediators_make_unreachable_pairs_reachable():
     assert D0[cross].max() < 3.6  # saturated near 2t
     assert np.all(F1[cross] < np.iinfo(np.int64).max)
     assert np.abs(D1[cross] - truth[cross]).max() < 1.0
+
+
+@pytest.mark.parametrize(
+    "s,t,lo,hi,mode,words",
+    [
+        (0, 1.0, 0.0, 1.0, "extended", "need s >= 1, t > 0 and hi > lo; got s=0"),
+        (8, 0.0, 0.0, 1.0, "extended", "got s=8, t=0.0"),
+        (8, 1.0, 2.0, 2.0, "extended", "[2.0, 2.0]"),
+        (8, 1.0, 0.0, 1.0, "wide", "unknown range mode 'wide'"),
+    ],
+)
+def test_a_codec_with_no_range_or_window_is_refused_by_name(s, t, lo, hi, mode, words):
+    with pytest.raises(ValueError, match=re.escape(words)):
+        BVCodec.draw(s, t, lo, hi, np.random.default_rng(0), mode)
+    BVCodec.draw(1, 1e-9, 0.0, 1e-9, np.random.default_rng(0), "plain")  # the smallest legal
+
+
+@pytest.mark.parametrize("codec_of", ["value", "record"])
+def test_plain_centres_stay_in_the_range_and_extended_ones_reach_t_beyond(codec_of):
+    """B2: plain draws r_j ~ U[L, U] (μ = U − L); extended U[L − t, U + t] (μ = U − L + 2t)."""
+    for mode, (a, b) in (("plain", (0.0, 10.0)), ("extended", (-3.0, 13.0))):
+        rng = np.random.default_rng(1)
+        if codec_of == "value":
+            codec = BVCodec.draw(4000, 3.0, 0.0, 10.0, rng, mode)
+        else:
+            codec = RecordCodec.draw(4000, 3.0, [0.0], [10.0], rng, mode).attributes[0]
+        r = codec.centres
+        assert codec.range_mode == mode
+        assert a <= r.min() < a + 0.05 and b - 0.05 < r.max() <= b
+
+
+def test_a_record_encoders_release_reads_its_own_column_of_a_neighbour():
+    """The audit evaluates each attribute's release on neighbouring record matrices: the
+    release's query must read that attribute's column, not the first or the whole matrix."""
+    from dpcluster.privacy.transcript import observe
+
+    X = np.array([[1.0, 9.0], [4.0, 2.0], [7.0, 5.0]])
+    codec = RecordCodec.draw(64, 2.0, [0.0, 0.0], [10.0, 10.0], np.random.default_rng(2))
+    seen = []
+    with observe(seen.append):
+        codec.encode(X, 1.0, np.random.default_rng(3), Ledger())
+    assert len(seen) == 2
+    for a, rel in enumerate(seen):
+        expected = codec.attributes[a].clean_bits(X[:, a])
+        assert np.array_equal(rel.query(X), expected)
+        assert not np.array_equal(rel.query(X), codec.attributes[1 - a].clean_bits(X[:, a]))
