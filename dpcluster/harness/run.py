@@ -112,9 +112,9 @@ def spread_compilations(order: list[Cell], warm=is_warm) -> list[Cell]:
     """``order`` (heaviest first) rearranged for a cold kernel cache: the first cell of each
     kernel key not compiled yet, then the cells that compile nothing, then the other cells
     of the cold keys. Heaviest first alone sends every worker to the same entry's biggest
-    cells at the start, and each compiles the same kernels side by side (on fig1-s1, 11 s
-    of DPLloyd's twice); this way each worker compiles something else, or works while
-    another compiles. With a warm cache the order is unchanged."""
+    cells at the start, and each compiles the same kernels side by side (on fig1-s1,
+    DPLloyd's and then EUGkM's, twice each); this way each worker compiles something else,
+    or works while another compiles. With a warm cache the order is unchanged."""
     firsts, free, later, seen = [], [], [], set()
     for cell in order:
         cold = {key for key in compile_keys(cell) if not warm(key)}
