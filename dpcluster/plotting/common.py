@@ -134,12 +134,6 @@ def _entry(algorithm: str):
         return None
 
 
-def defaults(algorithm: str) -> dict:
-    """The registry's parameter defaults of ``algorithm`` ({} for one it does not know)."""
-    info = _entry(algorithm)
-    return {k: p.default for k, p in info.params.items()} if info else {}
-
-
 def _shown(value) -> str:
     """A parameter value as a legend writes it: 2.0 as 2, true/false in lower case."""
     if isinstance(value, bool):
