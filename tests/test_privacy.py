@@ -1,6 +1,7 @@
 """Privacy as a correctness property: noise scales, budget splits and ledger totals."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -134,3 +135,87 @@ def test_ledger_is_append_only_record():
     with pytest.raises(dataclasses.FrozenInstanceError):
         entry.epsilon = 0.0  # frozen
     assert ledger.to_dict()["neighbouring"].startswith("add/remove")
+
+
+class _Mech:
+    """A mechanism as the ledger reads one: ε, δ, sensitivity and scale."""
+
+    def __init__(self, epsilon, delta=0.0):
+        self.epsilon, self.delta, self.sensitivity, self.scale = epsilon, delta, 1.0, 1.0
+
+
+@pytest.mark.parametrize("value", [0, 0.0, -1.0, math.nan, math.inf, True, False, "1", None])
+def test_an_epsilon_that_is_not_a_positive_finite_number_is_refused(value):
+    from dpcluster.privacy import check_epsilon
+
+    assert check_epsilon(value) == "must be a positive finite number"
+
+
+@pytest.mark.parametrize("value", [1, 0.5, np.float64(2.0), 1e-12])
+def test_a_positive_finite_epsilon_passes(value):
+    from dpcluster.privacy import check_epsilon
+
+    assert check_epsilon(value) is None
+
+
+@pytest.mark.parametrize(
+    "mech,repeats,words",
+    [
+        (_Mech(1.0), 0, "repeats must be >= 1, got 0"),
+        (_Mech(0.0), 1, "noise: a release must book a positive finite ε, got 0.0"),
+        (_Mech(math.nan), 1, "a release must book a positive finite ε, got nan"),
+        (_Mech(-0.5), 2, "a release must book a positive finite ε, got -0.5"),
+        (_Mech(math.inf), 1, "got inf (a negative, zero or NaN entry would hide"),
+        (_Mech(1.0, 1.0), 1, "noise: a release's δ must lie in [0, 1), got 1.0"),
+        (_Mech(1.0, -0.1), 1, "δ must lie in [0, 1)"),
+        (_Mech(1.0, math.nan), 1, "δ must lie in [0, 1)"),
+    ],
+)
+def test_the_ledger_refuses_an_entry_that_would_hide_a_cost(mech, repeats, words):
+    ledger = Ledger()
+    with pytest.raises(ValueError, match=re.escape(words)):
+        ledger.record(mech, "noise", repeats=repeats)
+    assert ledger.entries == []
+
+
+def test_a_claim_without_its_own_numbers_claims_the_mechanisms_once():
+    """A mechanism that names a claim but no claimed ε/δ claims its own, per release:
+    the repeats are charged to what holds, never to the claim."""
+    mech = _Mech(0.5, 1e-7)
+    mech.claim = "the paper's Theorem"
+    ledger = Ledger()
+    ledger.record(mech, "pairs", repeats=3)
+    (entry,) = ledger.entries
+    assert (entry.epsilon, entry.claimed_epsilon) == (1.5, 0.5)
+    assert (entry.delta, entry.claimed_delta) == (pytest.approx(3e-7), 1e-7)
+
+
+def test_a_ledger_travels_as_its_totals_entries_and_the_origin_of_its_bounds():
+    from dpcluster.privacy import DATA_BOUNDS_NOTE
+
+    ledger = Ledger(bounds="data", choices=["auto: dplloyd"])
+    ledger.record(_Mech(0.25, 1e-6), "a", repeats=2)
+    ledger.record(_Mech(0.5), "b")
+    out = ledger.to_dict()
+    assert out["total_epsilon"] == 1.0 and out["claimed_epsilon"] == 1.0
+    assert out["total_delta"] == 2e-6 and out["claimed_delta"] == 2e-6
+    assert [e["purpose"] for e in out["entries"]] == ["a", "b"]
+    assert out["bounds"] == "data" and out["note"] == DATA_BOUNDS_NOTE
+    assert out["choices"] == ["auto: dplloyd"]
+    public = Ledger(bounds="public").to_dict()
+    assert public["bounds"] == "public" and "note" not in public and "choices" not in public
+
+
+def test_a_run_without_a_ledger_is_infinitely_spent_and_says_why():
+    from dpcluster.privacy import LOCAL, not_private, spent
+
+    assert spent(None) == {"epsilon_claimed": math.inf, "epsilon_provable": math.inf}
+    ledger = Ledger()
+    ledger.record(_Mech(0.75), "a")
+    assert spent(ledger) == {"epsilon_claimed": 0.75, "epsilon_provable": 0.75}
+    assert not_private() == {"entries": [], "note": "not private"}
+    assert not_private("exact counts", LOCAL) == {
+        "entries": [],
+        "note": "exact counts",
+        "neighbouring": LOCAL,
+    }
