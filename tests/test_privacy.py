@@ -219,3 +219,47 @@ def test_a_run_without_a_ledger_is_infinitely_spent_and_says_why():
         "note": "exact counts",
         "neighbouring": LOCAL,
     }
+
+
+def test_theorem4s_claimed_delta_is_p_to_the_s_minus_e_eps_q_to_the_s():
+    """Sun et al.'s δ = p^s − e^ε q^s, against the formula in plain floats where they
+    suffice, and the docstring's δ(2, 1000) where only log space does."""
+    from dpcluster.privacy.response import theorem4_delta
+
+    for eps, s in ((1.0, 3), (0.5, 7), (2.0, 2)):
+        p, q = math.exp(eps) / (math.exp(eps) + 1), 1 / (math.exp(eps) + 1)
+        assert theorem4_delta(eps, s) == pytest.approx(p**s - math.exp(eps) * q**s, rel=1e-12)
+    assert theorem4_delta(1.0, 1) == 0.0  # p = e^ε q: one bit claims δ = 0
+    assert theorem4_delta(2.0, 1000) == pytest.approx(7.514e-56, rel=1e-3)
+
+
+def test_the_tight_delta_is_the_hockey_stick_sum_over_the_kept_bits():
+    """δ(ε') = Σ_a C(m,a) p^a q^(m−a) (1 − e^{ε' − ε(2a − m)})_+, summed by hand."""
+    from dpcluster.privacy.response import tight_delta
+
+    def by_hand(eps, m, target):
+        p = math.exp(eps) / (math.exp(eps) + 1)
+        return sum(
+            math.comb(m, a)
+            * p**a
+            * (1 - p) ** (m - a)
+            * max(0.0, 1 - math.exp(target - eps * (2 * a - m)))
+            for a in range(m + 1)
+        )
+
+    for eps, m, target in ((1.0, 1, 0.5), (0.7, 3, 0.5), (2.0, 5, 3.0), (0.3, 12, 1.0)):
+        assert tight_delta(eps, m, target) == pytest.approx(by_hand(eps, m, target), rel=1e-12)
+        assert tight_delta(eps, m, target) > 0
+    assert tight_delta(1.0, 4, 4.0) == 0.0 and tight_delta(1.0, 0, 0.5) == 0.0
+
+
+def test_a_randomised_response_needs_a_positive_epsilon_and_m_max_within_s():
+    from dpcluster.privacy.response import BitVectorResponse
+
+    for bad in (0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="epsilon must be positive and finite, got"):
+            BitVectorResponse(bad, 10, 5)
+    with pytest.raises(ValueError, match=re.escape("m_max=11 must be in 0..s=10")):
+        BitVectorResponse(1.0, 10, 11)
+    assert BitVectorResponse(1.0, 10, 0).epsilon == 0.0  # no two encodings differ
+    assert BitVectorResponse(1.0, 10, 10).epsilon == 10.0
