@@ -192,14 +192,37 @@ CASES.update(
         "csv delimiter not a character": (_csv(POINTS, delimiter=3), ["params.delimiter"]),
         "csv bounds reversed": (_csv(POINTS, bounds=[5, 1]), ["params.bounds", "lo < hi"]),
         "csv empty": (_csv(""), ["p.csv"]),
-        "csv empty field": (_csv("x,y\n1,2\n,3\n4,5\n"), ["row 3", "'x'", "empty or NaN"]),
-        "csv short row": (_csv("x,y\n1,2\n3\n4,5\n"), ["row 3", "'y'", "empty or NaN"]),
+        "csv empty field": (_csv("x,y\n1,2\n,3\n4,5\n"), ["line 3", "'x'", "empty or NaN"]),
+        "csv short row": (_csv("x,y\n1,2\n3\n4,5\n"), ["line 3 has 1 field where the header"]),
+        "csv short row in a column not used": (
+            _csv("x,y,z\n1,2,3\n4,5\n6,7,8\n", columns=["x"]),
+            ["line 3 has 2 fields where the header has 3 fields"],
+        ),
+        # pandas would index by the first column and shift every value one column left
+        "csv first record longer than the header": (
+            _csv("x,y\n1,2,3\n4,5,6\n7,8,9\n"),
+            ["line 2 has 3 fields where the header has 2 fields"],
+        ),
+        "csv later record longer": (_csv("x,y\n1,2\n3,4\n5,6,7\n"), ["line 4 has 3 fields"]),
+        "csv no header, longer record": (
+            _csv("1,2\n3,4\n5,6,7\n", header=False),
+            ["line 3 has 3 fields where line 1 has 2 fields"],
+        ),
+        "csv blank lines before a bad value": (
+            _csv("x,y\n1,2\n\n\n3,nan\n4,5\n"),
+            ["line 5, column 'y'"],
+        ),
+        "csv quoted field over two lines": (
+            _csv('x,y\n"1\n",2\n3,4\n5,a\n'),
+            ["column 'y' is text (line 5: 'a')"],
+        ),
+        "csv semicolons": (_csv("x;y\n1;2\n3;4\n"), ["is the delimiter ';'?"]),
         "csv class missing": (
             _csv("x,y,c\n1,2,0\n3,4,\n5,6,1\n", columns=["x", "y"], classes="c"),
-            ["row 3", "class column 'c': empty"],
+            ["line 3, class column 'c': empty"],
         ),
         "csv k above N": (_csv("x,y\n1,2\n3,4\n", k=3), ["params.k", "N = 2 records"]),
-        "csv inf": (_csv("x,y\n1,2\n3,-inf\n4,5\n"), ["row 3", "'y'", "-inf"]),
+        "csv inf": (_csv("x,y\n1,2\n3,-inf\n4,5\n"), ["line 3", "'y'", "-inf"]),
         "csv sha256 of other bytes": (
             _csv(POINTS, sha256="ab" * 32),
             ["params.sha256", "does not match the file p.csv", "its sha256 is"],

@@ -126,6 +126,40 @@ def test_the_same_numbers_however_the_file_is_named_or_read_give_the_same_cells(
     assert "renamed.csv.gz changed since" in proc.stderr and "same numbers" in proc.stderr
 
 
+@pytest.mark.parametrize("suffix", ["", ".gz", ".bz2", ".xz", ".zip"])
+def test_every_compression_gives_the_numbers_of_the_plain_file(tmp_path, suffix):
+    """A compressed copy (.gz, .bz2, .xz, a one-file .zip), with a byte-order mark, CRLF
+    line ends and blank lines, reads as the same numbers as the plain csv."""
+    import bz2
+    import gzip
+    import lzma
+    import zipfile
+
+    text = "\ufeffx,y\r\n1.5,2\r\n\r\n-3,4e-1\r\n5,6\r\n"
+    blob = text.encode()
+    path = tmp_path / f"p.csv{suffix}"
+    if suffix == ".zip":
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("p.csv", blob)
+    else:
+        pack = {"": bytes, ".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}
+        path.write_bytes(pack[suffix](blob))
+    X, y, names = user_csv.read_csv(str(path), None, None, ",", True, "")
+    assert names == ("x", "y") and y is None
+    np.testing.assert_array_equal(X, [[1.5, 2.0], [-3.0, 0.4], [5.0, 6.0]])
+
+
+def test_a_zip_of_two_files_is_refused(tmp_path):
+    import zipfile
+
+    path = tmp_path / "p.csv.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("a.csv", "x\n1\n2\n")
+        z.writestr("b.csv", "x\n3\n4\n")
+    with pytest.raises(user_csv.DataError, match="must hold one file; this one holds 2"):
+        user_csv.read_csv(str(path), None, None, ",", True, "")
+
+
 def test_a_csv_dataset_sweeps_k_like_a_generator(tmp_path):
     """params.k: [3, 4] on a csv is two datasets, one per k, as a generator's list is."""
     s = _experiment(tmp_path / "x")

@@ -171,18 +171,20 @@ def scale(raw: np.ndarray, bounds: str, domain: tuple | None, what: str):
     return (*normalise(raw, (lo, hi)), clipped)
 
 
-def check_finite(raw: np.ndarray, where: str, first_row: int = 1, names=None) -> None:
-    """A DataError naming the first non-finite value's row (1-based, counting data rows
-    from ``first_row``) and column (its name from ``names``, else its 1-based index)."""
+def check_finite(
+    raw: np.ndarray, where: str, first_row: int = 1, names=None, row_label=None
+) -> None:
+    """A DataError naming the first non-finite value's row and column (its name from
+    ``names``, else its 1-based index). The row is ``row_label(r)`` for the 0-based record
+    r when given (a csv names the file's line), else "row r + first_row"."""
     bad = ~np.isfinite(raw)
     if bad.any():
-        r, c = np.argwhere(bad)[0]
-        column = repr(names[c]) if names is not None else str(int(c) + 1)
+        r, c = (int(i) for i in np.argwhere(bad)[0])
+        row = row_label(r) if row_label is not None else f"row {r + first_row}"
+        column = repr(names[c]) if names is not None else str(c + 1)
         value = float(raw[r, c])
         shown = "empty or NaN (nan)" if np.isnan(value) else repr(value)
-        raise DataError(
-            f"{where}: row {int(r) + first_row}, column {column}: {shown} is not a finite number"
-        )
+        raise DataError(f"{where}: {row}, column {column}: {shown} is not a finite number")
 
 
 def content_digest(ds: Dataset) -> str:

@@ -16,12 +16,19 @@ A spec entry::
           sha256: <hex>                # optional checksum of the file's bytes
 
 Text columns are an error naming the column; non-finite values are an error naming the
-row and column. A ``.gz`` file is read transparently.
+line and column. A ``.gz``, ``.bz2``, ``.xz`` or one-file ``.zip`` is read transparently.
 """
 
 from __future__ import annotations
 
+import bz2
+import csv
 import functools
+import gzip
+import io
+import lzma
+import warnings
+import zipfile
 import zlib
 from pathlib import Path
 
@@ -54,26 +61,10 @@ def _column_index(spec, names: list[str], path: Path) -> int:
     return names.index(spec)
 
 
-def _check_named_once(p: Path, delimiter: str, wanted) -> None:
+def _check_named_once(p: Path, header: list[str], wanted) -> None:
     """A DataError when a column the spec names by its header name heads two columns:
     pandas would rename the second (``x.1``) and the name would silently mean the first."""
-    import pandas as pd
-
-    wanted = [w for w in wanted if isinstance(w, str)]
-    if not wanted:
-        return
-    first = pd.read_csv(
-        p,
-        sep=delimiter,
-        header=None,
-        nrows=1,
-        compression="infer",
-        dtype=str,
-        skipinitialspace=True,
-        keep_default_na=False,
-    )
-    header = [str(v) for v in first.iloc[0]]
-    for name in wanted:
+    for name in (w for w in wanted if isinstance(w, str)):
         at = [i for i, h in enumerate(header) if h == name]
         if len(at) > 1:
             raise DataError(
@@ -82,30 +73,122 @@ def _check_named_once(p: Path, delimiter: str, wanted) -> None:
             )
 
 
+#: compressed files, by suffix: the function from the file's bytes to the csv's text
+_DECOMPRESS = {".gz": gzip.decompress, ".bz2": bz2.decompress, ".xz": lzma.decompress}
+
+
+def _text_bytes(p: Path, blob: bytes) -> bytes:
+    """The csv's text: ``blob`` itself, or decompressed by the file's suffix (.gz, .bz2,
+    .xz, or a .zip holding one file). Parsing these bytes, not the path a second time,
+    ties the numbers to the bytes whose sha256 was checked."""
+    suffix = p.suffix.lower()
+    try:
+        if suffix in _DECOMPRESS:
+            return _DECOMPRESS[suffix](blob)
+        if suffix == ".zip":
+            with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+                files = [n for n in archive.namelist() if not n.endswith("/")]
+                if len(files) != 1:
+                    raise DataError(f"{p}: a .zip must hold one file; this one holds {len(files)}")
+                return archive.read(files[0])
+    except (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile) as exc:
+        raise DataError(f"{p}: cannot read as csv ({type(exc).__name__}: {exc})") from None
+    return blob
+
+
+def _records(text: bytes, delimiter: str):
+    """(first line, fields) of each record as pandas reads them, the header included:
+    blank and whitespace-only lines are skipped as pandas skips them, and a quoted field
+    may span lines. Only the error paths read the file this way."""
+    reader = csv.reader(
+        io.StringIO(text.decode("utf-8-sig", errors="replace"), newline=""),
+        delimiter=delimiter,
+        skipinitialspace=True,
+    )
+    line = 1
+    for fields in reader:
+        if len(fields) > 1 or any(f.strip() for f in fields):
+            yield line, fields
+        line = reader.line_num + 1
+
+
+def _ragged(p: Path, text: bytes, delimiter: str, header: bool) -> DataError | None:
+    """A DataError naming the first record whose field count is not the first record's."""
+    records = _records(text, delimiter)
+    first_line, first = next(records, (0, []))
+    for line, fields in records:
+        if len(fields) != len(first):
+            head = "the header" if header else f"line {first_line}"
+            return DataError(
+                f"{p}: line {line} has {_fields(len(fields))} where {head} has "
+                f"{_fields(len(first))}; every record needs one value per column"
+            )
+    return None
+
+
+def _fields(n: int) -> str:
+    return f"{n} field" if n == 1 else f"{n} fields"
+
+
+def _line_of(text: bytes, delimiter: str, header: bool, record: int) -> int:
+    """The file line (1-based) on which data record ``record`` (0-based) starts."""
+    for i, (line, _) in enumerate(_records(text, delimiter)):
+        if i == record + header:
+            return line
+    return record + 1 + header
+
+
+def _parse(p: Path, text: bytes, delimiter: str, header: bool):
+    """The csv as a DataFrame; a DataError for a record longer than the header (pandas
+    would make the first column an index and shift the rest by one) or any other record
+    pandas cannot split."""
+    import pandas as pd
+
+    try:
+        with warnings.catch_warnings():
+            # index_col=False keeps pandas from indexing by the first column; it then
+            # warns that a longer record loses fields, and that warning is an error here
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            return pd.read_csv(
+                io.BytesIO(text),
+                sep=delimiter,
+                header=0 if header else None,
+                index_col=False,
+                skipinitialspace=True,
+                encoding="utf-8-sig",
+            )
+    except (pd.errors.ParserError, pd.errors.ParserWarning) as exc:
+        raise _ragged(p, text, delimiter, header) or DataError(
+            f"{p}: cannot read as csv ({type(exc).__name__}: {exc})"
+        ) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DataError(f"{p}: cannot read as csv ({type(exc).__name__}: {exc})") from None
+
+
 @functools.lru_cache(maxsize=16)
 def read_csv(
     path: str, columns, classes, delimiter: str, header: bool, sha256: str
 ) -> tuple[np.ndarray, np.ndarray | None, tuple[str, ...]]:
-    """(X (N, d) float64, classes (N,) or None, the feature columns' names)."""
+    """(X (N, d) float64, classes (N,) or None, the feature columns' names).
+
+    Errors name the record's line in the file (1-based, the header's line counted, so it
+    is the row a spreadsheet shows): a text or non-finite value, an empty class, or a
+    record with more or fewer fields than the header."""
     import pandas as pd
 
     p = Path(path)
     if not p.is_file():
         raise DataError(f"{p}: csv dataset file not found")
-    read_checked(p, sha256)
-    try:
-        frame = pd.read_csv(
-            p,
-            sep=delimiter,
-            header=0 if header else None,
-            compression="infer",
-            skipinitialspace=True,
-        )
-    except (ValueError, OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
-        raise DataError(f"{p}: cannot read as csv ({type(exc).__name__}: {exc})") from None
+    text = _text_bytes(p, read_checked(p, sha256))
+    frame = _parse(p, text, delimiter, header)
     names = [str(c) for c in frame.columns]
     if header:
-        _check_named_once(p, delimiter, [c for c in (*(columns or ()), classes) if c is not None])
+        first = next(_records(text, delimiter), (0, []))[1]
+        _check_named_once(p, first, [c for c in (*(columns or ()), classes) if c is not None])
+
+    def line(record: int) -> int:
+        return _line_of(text, delimiter, header, record)
+
     idx = (
         [_column_index(c, names, p) for c in columns]
         if columns
@@ -119,22 +202,33 @@ def read_csv(
     for j, i in enumerate(idx):
         col = frame.iloc[:, i]
         numeric = pd.to_numeric(col, errors="coerce")
-        text = numeric.isna() & col.notna()
-        if text.any():
-            row = int(np.flatnonzero(text.to_numpy())[0])
-            raise DataError(
-                f"{p}: column {names[i]!r} is text (row {row + 1 + header}: "
-                f"{col.iloc[row]!r}); choose numeric columns with params.columns"
+        text_values = numeric.isna() & col.notna()
+        if text_values.any():
+            row = int(np.flatnonzero(text_values.to_numpy())[0])
+            value = str(col.iloc[row])
+            hint = next(
+                (
+                    f"; is the delimiter {s!r}? (params.delimiter)"
+                    for s in ";\t|"
+                    if s in value and s != delimiter
+                ),
+                "; choose numeric columns with params.columns",
             )
+            raise DataError(f"{p}: column {names[i]!r} is text (line {line(row)}: {value!r}){hint}")
         X[:, j] = numeric.to_numpy(dtype=np.float64)
-    check_finite(X, str(p), 1 + header, [names[i] for i in idx])
+    if frame.isna().to_numpy().any():
+        # pandas fills a short record with NaN: name its line, not an "empty" value
+        ragged = _ragged(p, text, delimiter, header)
+        if ragged is not None:
+            raise ragged
+    check_finite(X, str(p), names=[names[i] for i in idx], row_label=lambda r: f"line {line(r)}")
     y = None
     if classes is not None:
         labels = frame.iloc[:, _column_index(classes, names, p)]
         if labels.isna().any():
             row = int(np.flatnonzero(labels.isna().to_numpy())[0])
             raise DataError(
-                f"{p}: row {row + 1 + header}, class column {labels.name!r}: empty; every "
+                f"{p}: line {line(row)}, class column {labels.name!r}: empty; every "
                 "record needs its class for ARI and the other class-based metrics"
             )
         y = labels.astype("category").cat.codes.to_numpy(dtype=np.int64)
