@@ -22,7 +22,7 @@ from . import data
 from .algorithms.methods import radius
 from .experiments import ALGORITHMS
 from .kernels import nicv
-from .privacy import LOCAL, Ledger
+from .privacy import LOCAL, USER_EPSILON, Ledger
 
 
 def central_methods() -> dict:
@@ -107,7 +107,7 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     Parameters
     ----------
     n_clusters : int >= 1, k.
-    epsilon : float > 0, finite: the total privacy budget ε of the fit (central DP,
+    epsilon : float in [1e-12, 1e12]: the total privacy budget ε of the fit (central DP,
         add/remove one record; docs/privacy.md).
     method : ``"auto"`` (the default; docs/utility.md) or any registry entry that declares a
         central fit (:data:`METHODS`): ``"dplloyd"`` (A1), ``"dplloyd_improved"`` (A2),
@@ -139,7 +139,7 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, *USER_EPSILON, closed="both")],
         "method": [_CentralMethod()],
         "scaling": [StrOptions(set(SCALINGS))],
         "bounds": ["array-like", None],
@@ -271,7 +271,7 @@ class DPBVEncoder(TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, *USER_EPSILON, closed="both")],
         "s": [Interval(Integral, 1, None, closed="left")],
         "t": [Interval(Real, 0, None, closed="neither"), "array-like", None],
         "bounds": ["array-like", None],

@@ -57,15 +57,25 @@ CASES = {
         ["algorithms[2]", "twice"],
     ),
     "empty epsilon": (lambda t: _spec(t, {**GOOD, "epsilon": []}), ["'epsilon'", "empty"]),
+    # below, EUGkM's centres were NaN and DPLloyd's subnormal splits summed past ε; above,
+    # EUGkM's grid size overflowed to a traceback
+    "epsilon subnormal": (
+        lambda t: _spec(t, {**GOOD, "epsilon": [1e-320]}),
+        ["'epsilon[0]'", "between 1e-12 and 1e+12"],
+    ),
+    "epsilon near the float maximum": (
+        lambda t: _spec(t, {**GOOD, "epsilon": [1.0, 1e308]}),
+        ["'epsilon[1]'", "1e+12"],
+    ),
     "k above N": (
         lambda t: _spec(
             t, {**GOOD, "datasets": [{"name": "synthetic", "params": {"N": 5, "k": 8, "d": 2}}]}
         ),
-        ["params.k", "N = 5"],
+        ["datasets[0].params.k", "N = 5"],
     ),
     "too many runs": (
         lambda t: _spec(t, {**GOOD, "algorithms": [{"name": "dplloyd", "repeat": 10**9}]}),
-        ["repeat", "GiB"],
+        ["algorithms[dplloyd].repeat", "init.sets = ", "GiB", "lower repeat or init.sets"],
     ),
     "non-utf8 spec": (
         lambda t: (t / "b.yaml").write_bytes(b"name: \xff\n") and t / "b.yaml",
@@ -221,7 +231,7 @@ CASES.update(
             _csv("x,y,c\n1,2,0\n3,4,\n5,6,1\n", columns=["x", "y"], classes="c"),
             ["line 3, class column 'c': empty"],
         ),
-        "csv k above N": (_csv("x,y\n1,2\n3,4\n", k=3), ["params.k", "N = 2 records"]),
+        "csv k above N": (_csv("x,y\n1,2\n3,4\n", k=3), ["datasets[csv].params.k", "N = 2 records"]),
         "csv inf": (_csv("x,y\n1,2\n3,-inf\n4,5\n"), ["line 3", "'y'", "-inf"]),
         "csv sha256 of other bytes": (
             _csv(POINTS, sha256="ab" * 32),

@@ -678,6 +678,8 @@ def test_a_full_disk_is_one_line_and_a_rerun_resumes(tmp_path, monkeypatch):
         ({"n_clusters": 2.7}, "n_clusters"),
         ({"n_clusters": 0}, "n_clusters"),
         ({"epsilon": float("nan")}, "epsilon"),
+        ({"epsilon": 1e-320}, "epsilon"),
+        ({"epsilon": 1e308}, "epsilon"),
         ({"method": "kmeans"}, "method"),
         ({"method": "eugkm", "method_params": {"theta": -1}}, "theta"),
         ({"method": "dplloyd", "method_params": {"iterations": 0}}, "iterations"),

@@ -37,6 +37,28 @@ def test_mechanism_rejects_bad_parameters():
             LaplaceMechanism(eps, sens)
 
 
+@pytest.mark.parametrize("mechanism", ["LaplaceMechanism", "ExponentialMechanism"])
+def test_a_noise_scale_outside_double_precision_is_refused(mechanism):
+    """Δ/ε overflowing would draw inf noise; underflowing to 0 would add none while the
+    ledger books ε. Both are refused by name; a scale just inside is built."""
+    import dpcluster.privacy as privacy
+
+    make = getattr(privacy, mechanism)
+    for eps, sens in [(1e-320, 1.0), (1e300, 1e-300), (1e-10, 1e300)]:
+        with pytest.raises(ValueError, match="outside double precision"):
+            make(eps, sens)
+    assert make(1e-300, 1.0).scale > 0 and math.isfinite(make(1e-300, 1.0).scale)
+
+
+def test_a_users_epsilon_is_within_the_documented_range():
+    from dpcluster.privacy import USER_EPSILON, check_user_epsilon
+
+    lo, hi = USER_EPSILON
+    assert check_user_epsilon(lo) is None and check_user_epsilon(hi) is None
+    for bad in (lo / 2, hi * 2, 0.0, math.nan, math.inf, True, "1"):
+        assert check_user_epsilon(bad), bad
+
+
 def _data(d, N=200, seed=0):
     return np.random.default_rng(seed).uniform(-1, 1, (N, d))
 

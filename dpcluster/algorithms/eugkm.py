@@ -35,7 +35,8 @@ def cells_per_axis(
     """m = rounding(M^(1/d)) ≥ 1 with ``M = (N ε/θ)^(2d/(2+d))``, so
     ``M^(1/d) = (Nε/θ)^(2/(2+d))``."""
     m_real = max(N * epsilon / theta, 1e-300) ** (2.0 / (2.0 + d))
-    return max(1, int(ROUNDING[rounding](m_real)))
+    # capped where N ε overflows: m^d is then far above any max_cells, which refuses it
+    return max(1, int(ROUNDING[rounding](min(m_real, 2.0**62))))
 
 
 def eugkm(

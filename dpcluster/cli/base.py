@@ -9,7 +9,7 @@ import click
 
 from ..errors import DpclusterError
 from ..exits import MEANING, Exit
-from ..privacy import check_epsilon
+from ..privacy import USER_EPSILON, check_user_epsilon
 
 EXIT_OK, EXIT_FAILED_RUNS, EXIT_BAD_INPUT = Exit.OK, Exit.FAILED_RUNS, Exit.BAD_INPUT
 EXIT_VERIFY_FAILED, EXIT_WRITE_FAILED = Exit.VERIFY_FAILED, Exit.WRITE_FAILED
@@ -91,8 +91,9 @@ def _float_list(value: str) -> list[float]:
         out = [float(v) for v in value.split(",") if v.strip()]
     except ValueError:
         _fail(f"--epsilon {value!r}: expected comma-separated positive numbers")
-    if not out or any(check_epsilon(v) for v in out):
-        _fail(f"--epsilon {value!r}: expected comma-separated positive finite numbers")
+    if not out or any(check_user_epsilon(v) for v in out):
+        lo, hi = USER_EPSILON
+        _fail(f"--epsilon {value!r}: expected comma-separated numbers from {lo:g} to {hi:g}")
     return out
 
 

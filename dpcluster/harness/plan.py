@@ -38,7 +38,7 @@ def check_spec(spec: Spec) -> list[str]:
         if ds.k > ds.N:
             raise SpecError(
                 spec.path,
-                "datasets.params.k" if "k" in ds_spec.kwargs else "datasets",
+                f"datasets[{ds_spec.name}].params.k" if "k" in ds_spec.kwargs else "datasets",
                 ds.k,
                 f"is more than the N = {ds.N} records of dataset {ds_spec.key}: k clusters "
                 "need at least k records",
@@ -62,10 +62,11 @@ def check_spec(spec: Spec) -> list[str]:
         heavy = max(spec.algorithms, key=lambda a: a.repeat)
         raise SpecError(
             spec.path,
-            "algorithms[].repeat",
+            f"algorithms[{heavy.name}].repeat",
             heavy.repeat,
-            f"gives {runs:,} runs, whose rows need about {need / 2**30:.1f} GiB; "
-            f"this machine has {have / 2**30:.1f} GiB",
+            f"with init.sets = {spec.init.sets} gives {runs:,} runs, whose rows need about "
+            f"{need / 2**30:.1f} GiB; this machine has {have / 2**30:.1f} GiB",
+            "lower repeat or init.sets",
         )
     return warnings
 

@@ -5,9 +5,11 @@ from .ledger import (
     DATA_BOUNDS_NOTE,
     LOCAL,
     NOT_PRIVATE,
+    USER_EPSILON,
     Ledger,
     Spend,
     check_epsilon,
+    check_user_epsilon,
     not_private,
     spent,
 )
@@ -18,6 +20,8 @@ from .transcript import Release, observe, release
 __all__ = [
     "DATA_BOUNDS_NOTE",
     "check_epsilon",
+    "check_user_epsilon",
+    "USER_EPSILON",
     "not_private",
     "CENTRAL",
     "LOCAL",

@@ -41,6 +41,22 @@ def check_epsilon(value) -> str | None:
     return None
 
 
+#: the budgets a user may ask for (spec, CLI, estimator): outside it no analysis means
+#: anything, and double precision gives way. ε = 1e-320 made EUGkM's centres NaN and
+#: summed DPLloyd's subnormal splits to more than ε; ε = 1e308 overflowed EUGkM's grid.
+USER_EPSILON = (1e-12, 1e12)
+
+
+def check_user_epsilon(value) -> str | None:
+    """:func:`check_epsilon`, and within :data:`USER_EPSILON`."""
+    if problem := check_epsilon(value):
+        return problem
+    lo, hi = USER_EPSILON
+    if not lo <= value <= hi:
+        return f"must be between {lo:g} and {hi:g} (double precision gives way outside)"
+    return None
+
+
 @dataclass(frozen=True)
 class Spend:
     """One noisy release: purpose, mechanism, what provably holds and what is claimed.

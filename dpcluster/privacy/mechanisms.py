@@ -16,10 +16,18 @@ import numpy as np
 
 
 def _check_budget(name: str, epsilon: float, sensitivity: float) -> None:
-    """A mechanism needs a positive, finite ε and sensitivity."""
+    """A mechanism needs a positive, finite ε and sensitivity, and a noise scale Δ/ε that
+    is a positive finite double: an overflowing scale draws inf noise, and one that
+    underflows to 0 would add none while the ledger books ε."""
     for what, value in (("epsilon", epsilon), ("sensitivity", sensitivity)):
         if not (value > 0 and math.isfinite(value)):
             raise ValueError(f"{name} {what} must be positive and finite, got {value}")
+    ratio = sensitivity / epsilon
+    if not (ratio > 0 and math.isfinite(ratio)):
+        raise ValueError(
+            f"{name} sensitivity/epsilon = {sensitivity}/{epsilon} is not a positive finite "
+            "double: the noise scale is outside double precision"
+        )
 
 
 @dataclass(frozen=True)

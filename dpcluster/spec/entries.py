@@ -10,7 +10,7 @@ from .. import data
 from ..errors import SpecError, did_you_mean
 from ..experiments import CLASS_METRICS, known_metrics, known_names, lookup
 from ..experiments.registry import plugin_code
-from ..privacy import check_epsilon
+from ..privacy import check_user_epsilon
 from .fields import _check_keys, _expand, _int, _mapping
 from .model import AlgorithmSpec
 
@@ -84,7 +84,7 @@ def _epsilons(file: str, raw: Any, needed: bool) -> tuple[float, ...]:
         )
     out = []
     for n, v in enumerate(values):
-        if problem := check_epsilon(v):
+        if problem := check_user_epsilon(v):
             raise SpecError(file, f"epsilon[{n}]", v, problem)
         out.append(float(v))
     if len(set(out)) != len(out):
