@@ -104,11 +104,11 @@ def algorithm(
     return wrap
 
 
-def _check_rows(label: str, rows: list, metrics: tuple[str, ...]) -> None:
-    """Each row is a dict that leaves the harness's columns alone, has integer ``init`` and
-    ``rep`` (NumPy integers are made ints), and a real number for each declared metric
-    (inf and NaN are numbers: they are counted as non-finite, not refused); no (init, rep,
-    step) comes twice, since the tables' n would count it twice."""
+def _check_rows(label: str, rows: list, metrics: tuple[str, ...], n_init: int) -> None:
+    """Each row is a dict that leaves the harness's columns alone, has integer ``init`` in
+    0..n_init − 1 and ``rep`` ≥ 0 (NumPy integers are made ints), and a real number for
+    each declared metric (inf and NaN are numbers: they are counted as non-finite, not
+    refused); no (init, rep, step) comes twice, since the tables' n would count it twice."""
     if not isinstance(rows, list | tuple):
         raise PluginError(f"{label}'s rows must be a list of dicts, one per run")
     seen = {}
@@ -123,6 +123,11 @@ def _check_rows(label: str, rows: list, metrics: tuple[str, ...]) -> None:
             if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
                 raise PluginError(f"{label}: row {n} needs an integer {key!r}, has {value!r}")
             row[key] = int(value)
+        if row["rep"] < 0 or not 0 <= row["init"] < n_init:
+            raise PluginError(
+                f"{label}: row {n} is init {row['init']}, rep {row['rep']}; init numbers one "
+                f"of the spec's {n_init} initial sets (0..{n_init - 1}) and rep is >= 0"
+            )
         missing = [m for m in metrics if m not in row]
         if missing:
             raise PluginError(f"{label}: row {n} lacks the metric(s) {missing} it declares")
@@ -181,7 +186,7 @@ def enforce(label: str, info: AlgorithmInfo, ctx: CellContext, rows: list, ledge
     else:
         provable = claimed = math.inf
     k, d = ctx.k, ctx.dataset.d
-    _check_rows(label, rows, info.metrics)
+    _check_rows(label, rows, info.metrics, ctx.n_init)
     for n, row in enumerate(rows):
         row["epsilon_provable"], row["epsilon_claimed"] = provable, claimed
         if row.get("centroids") is None:

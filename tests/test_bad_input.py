@@ -231,7 +231,10 @@ CASES.update(
             _csv("x,y,c\n1,2,0\n3,4,\n5,6,1\n", columns=["x", "y"], classes="c"),
             ["line 3, class column 'c': empty"],
         ),
-        "csv k above N": (_csv("x,y\n1,2\n3,4\n", k=3), ["datasets[csv].params.k", "N = 2 records"]),
+        "csv k above N": (
+            _csv("x,y\n1,2\n3,4\n", k=3),
+            ["datasets[csv].params.k", "N = 2 records"],
+        ),
         "csv inf": (_csv("x,y\n1,2\n3,-inf\n4,5\n"), ["line 3", "'y'", "-inf"]),
         "csv sha256 of other bytes": (
             _csv(POINTS, sha256="ab" * 32),

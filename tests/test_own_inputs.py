@@ -397,6 +397,14 @@ def test_a_plugins_privacy_comes_from_its_ledger(tmp_path, body, words):
             "    row = {'init': 0, 'rep': 0, 'nicv': 1}\n    return [row, dict(row)], None\n",
             "rows 0 and 1 are both init 0, rep 0",
         ),
+        ("    return [{'init': -1, 'rep': 0, 'nicv': 1}], None\n", "row 0 is init -1, rep 0"),
+        ("    return [{'init': 0, 'rep': -2, 'nicv': 1}], None\n", "rep is >= 0"),
+        (  # the spec's default 30 sets: init numbers one of them
+            "    return [{'init': 30, 'rep': 0, 'nicv': 1}], None\n",
+            "one of the spec's 30 initial sets (0..29)",
+        ),
+        # sys.exit in a plugin ended the whole run, with the plugin's code as the exit code
+        ("    import sys\n    sys.exit(3)\n", "SystemExit: the cell called sys.exit(3)"),
     ],
 )
 def test_a_plugin_that_breaks_the_protocol_fails_its_cell_in_one_line(tmp_path, body, words):

@@ -251,9 +251,12 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         return CellOutcome(cell, df, meta)
-    except Exception as exc:  # noqa: BLE001 - reported per cell, the rest of the spec goes on
+    # a plugin's sys.exit() fails its cell too: it must not end the run with its own code
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - reported per cell; the spec goes on
         error = f"{type(exc).__name__}: {exc}"
-        if isinstance(exc, ValueError) and "read-only" in str(exc):
+        if isinstance(exc, SystemExit):
+            error = f"SystemExit: the cell called sys.exit({exc.code!r})"
+        elif isinstance(exc, ValueError) and "read-only" in str(exc):
             error += f" ({READ_ONLY_HINT})"
         return CellOutcome(cell, error=error, traceback=traceback.format_exc())
 
