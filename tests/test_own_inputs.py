@@ -535,6 +535,7 @@ def test_a_plugin_that_raises_keeps_its_traceback(tmp_path):
         ("def f(:\n", "SyntaxError"),
         ("raise RuntimeError('at import')\n", "at import at plug.py:1"),
         ("x = 1\n", "not an algorithm entry"),
+        ("import sys\nsys.exit(4)\n", "SystemExit: 4 at plug.py:2"),  # not exit code 4
     ],
 )
 def test_a_plugin_that_cannot_be_imported_is_one_line(tmp_path, source, words):

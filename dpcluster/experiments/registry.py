@@ -211,7 +211,8 @@ def lookup(name: str, source: str = "") -> AlgorithmInfo:
         bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__
         try:  # in the user's folder: dpcluster writes only under the results folder
             obj = getattr(importlib.import_module(module), attr)
-        except Exception as exc:  # noqa: BLE001 - the plugin's own error, shown in one line
+        # sys.exit at import is the plugin's error too, not dpcluster's exit code
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - shown in one line
             raise KeyError(f"{name}: cannot import ({_where(exc)})") from None
         finally:
             sys.dont_write_bytecode = bytecode
@@ -221,7 +222,7 @@ def lookup(name: str, source: str = "") -> AlgorithmInfo:
             raise KeyError(name)
         try:
             obj = eps[name].load()
-        except Exception as exc:  # noqa: BLE001
+        except (Exception, SystemExit) as exc:  # noqa: BLE001
             raise KeyError(f"{name}: cannot import ({_where(exc)})") from None
     if not isinstance(obj, AlgorithmInfo):
         raise TypeError(
