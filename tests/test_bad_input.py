@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -77,6 +78,7 @@ CASES = {
         lambda t: _spec(t, {**GOOD, "algorithms": [{"name": "dplloyd", "repeat": 10**9}]}),
         ["algorithms[dplloyd].repeat", "init.sets = ", "GiB", "lower repeat or init.sets"],
     ),
+    "spec not a regular file": (lambda t: Path("/dev/null"), ["/dev/null", "not a regular file"]),
     "non-utf8 spec": (
         lambda t: (t / "b.yaml").write_bytes(b"name: \xff\n") and t / "b.yaml",
         ["UTF-8"],

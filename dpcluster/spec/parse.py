@@ -105,7 +105,8 @@ def load(path: str | Path, overrides=()) -> Spec:
     path = Path(path)
     file = str(path)
     if not path.is_file():
-        raise SpecError(file, "(file)", file, "spec file not found")
+        what = "is not a regular file" if path.exists() else "spec file not found"
+        raise SpecError(file, "(file)", file, what)
     try:
         text = path.read_bytes().decode("utf-8")
     except OSError as exc:
