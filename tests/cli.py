@@ -37,9 +37,22 @@ def _in_process(args: list[str], cwd) -> subprocess.CompletedProcess:
         result = CliRunner().invoke(main, args, catch_exceptions=True)
     finally:
         os.chdir(here)
+        _stop_local_pool()
     stderr, code = result.stderr, result.exit_code
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         stderr += "Traceback (most recent call last):\n"
         stderr += "".join(traceback.format_exception(result.exception))
         code = 1
     return subprocess.CompletedProcess(args, code, result.stdout, stderr)
+
+
+def _stop_local_pool() -> None:
+    """Stop loky's process-wide pool that a ``run --jobs N`` left behind. mutmut forks a
+    child per mutant from this process, and a child that found the parent's pool would
+    wait forever for workers and threads the fork did not copy."""
+    from joblib.externals.loky import reusable_executor
+
+    executor = reusable_executor._executor
+    if executor is not None:
+        executor.shutdown(wait=True, kill_workers=True)
+        reusable_executor._executor = None
