@@ -35,8 +35,6 @@ def mutmut(*args: str) -> subprocess.CompletedProcess:
         "NUMBA_THREADING_LAYER": "workqueue",
         "OMP_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
-        # the command-line tests run in mutmut's process, where the mutants are (tests/cli.py)
-        "DPCLUSTER_TEST_CLI": "inprocess",
     }
     return subprocess.run(
         [str(exe), *args], cwd=ROOT, env=env, text=True, capture_output=True, check=False
