@@ -170,6 +170,51 @@ CASES.update(
         ),
         "step plot without steps": (_with(plot={"kind": "nicv_vs_step"}), ["plot.kind"]),
         "lines x unknown": (_with(plot={"kind": "lines", "x": "bogus"}), ["plot.x"]),
+        "plot not a mapping": (_with(plot=5), ["key 'plot':", "mapping", "(got 5)"]),
+        "plot unknown key": (
+            _with(plot={"kind": "none", "colour": "red"}),
+            ["key 'plot.colour':", "unknown key", "(got 'red')", "'xlabel'"],
+        ),
+        "plot kind misspelt": (
+            _with(plot={"kind": "nicv_vs_epsilo"}),
+            ["key 'plot.kind':", "unknown plot kind", "Did you mean 'nicv_vs_epsilon'?"],
+        ),
+        "gap plot without x": (
+            _with(plot={"kind": "gap_vs_param"}),
+            ["key 'plot.x':", "gap_vs_param needs x", "among 'k', 'd'", "(got None)"],
+        ),
+        "gap plot x not k or d": (
+            _with(plot={"kind": "gap_vs_param", "x": ["k", "s"]}),
+            ["key 'plot.x':", "(got ['k', 's'])"],
+        ),
+        "lines with two x": (
+            _with(plot={"kind": "lines", "x": ["N", "d"]}),
+            ["key 'plot.x':", "lines needs x: one", "(got ['N', 'd'])"],
+        ),
+        "lines x misspelt": (
+            _with(plot={"kind": "lines", "x": "epsilom"}),
+            ["key 'plot.x':", "no parameter or run column", "(got 'epsilom')", "'epsilon'"],
+        ),
+        "plot log_y not a bool": (
+            _with(plot={"kind": "nicv_vs_epsilon", "log_y": 1}),
+            ["key 'plot.log_y':", "true or false", "(got 1)"],
+        ),
+        "plot log_x not a bool": (
+            _with(plot={"kind": "nicv_vs_epsilon", "log_x": "no"}),
+            ["key 'plot.log_x':", "true or false", "(got 'no')"],
+        ),
+        "plot title not text": (
+            _with(plot={"kind": "nicv_vs_epsilon", "title": 5}),
+            ["key 'plot.title':", "must be a string", "(got 5)"],
+        ),
+        "plot xlabel math": (
+            _with(plot={"kind": "nicv_vs_epsilon", "xlabel": "$\\bad$"}),
+            ["key 'plot.xlabel':", "cannot be drawn", "write \\$ for a dollar sign"],
+        ),
+        "block plot without GkM": (
+            _with(plot={"kind": "nicv_vs_block"}),
+            ["key 'plot.kind':", "draws a block size", "gkm", "none of the spec's", "(got"],
+        ),
         "description not text": (_with(description=[1, 2]), ["description"]),
         "name escapes": (_with(name=".."), ["'name'", "plain folder name"]),
         "dpbv too large": (

@@ -372,3 +372,40 @@ def test_an_unreadable_spec_names_the_reason(tmp_path, monkeypatch):
 
 def test_an_override_value_may_contain_equals_signs():
     assert spec.parse_overrides(["name=x=y", "a.b = 1"]) == (("name", "x=y"), ("a.b", " 1"))
+
+
+def test_a_plot_section_parses_to_its_options():
+    """Every plot option reaches the PlotSpec: a single x becomes a one-item tuple, the
+    booleans and texts are the spec's, and an absent section takes PlotSpec's defaults."""
+    from dpcluster.spec.model import PlotSpec
+
+    raw = {
+        "name": "p",
+        "seed": 1,
+        "epsilon": [1.0],
+        "datasets": [{"name": "synthetic", "params": {"N": 100, "k": 2, "d": [2, 3]}}],
+        "algorithms": [{"name": "dplloyd", "repeat": 2}],
+    }
+    lines = {
+        "kind": "lines",
+        "x": "d",
+        "log_y": False,
+        "log_x": True,
+        "title": "A $\\epsilon$ sweep",
+        "xlabel": "dimensions",
+    }
+    plot = spec.parse({**raw, "plot": lines}).plot
+    assert plot == PlotSpec(
+        kind="lines",
+        x=("d",),
+        log_y=False,
+        log_x=True,
+        title="A $\\epsilon$ sweep",
+        xlabel="dimensions",
+    )
+    assert spec.parse({**raw, "plot": {"kind": "gap_vs_param", "x": ["k", "d"]}}).plot.x == (
+        "k",
+        "d",
+    )
+    assert spec.parse(raw).plot == PlotSpec()
+    assert spec.parse({**raw, "plot": None}).plot == PlotSpec()
