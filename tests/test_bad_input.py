@@ -57,7 +57,34 @@ CASES = {
         lambda t: _spec(t, {**GOOD, "algorithms": GOOD["algorithms"] * 2}),
         ["algorithms[2]", "twice"],
     ),
-    "empty epsilon": (lambda t: _spec(t, {**GOOD, "epsilon": []}), ["'epsilon'", "empty"]),
+    "empty epsilon": (
+        lambda t: _spec(t, {**GOOD, "epsilon": []}),
+        ["key 'epsilon':", "is an empty list", "(got [])", "give at least one value"],
+    ),
+    "no epsilon for a private algorithm": (
+        lambda t: _spec(t, {k: v for k, v in GOOD.items() if k != "epsilon"}),
+        ["key 'epsilon':", "is required when a private algorithm runs", "(got None)"],
+    ),
+    "epsilon twice": (
+        lambda t: _spec(t, {**GOOD, "epsilon": [1, 1.0]}),
+        ["key 'epsilon':", "has duplicate values", "(got [1, 1.0])"],
+    ),
+    "metric misspelt": (
+        lambda t: _spec(t, {**GOOD, "metrics": ["nicc"]}),
+        ["key 'metrics[0]':", "unknown metric", "(got 'nicc')", "Did you mean 'nicv'?"],
+    ),
+    "metric twice": (
+        lambda t: _spec(t, {**GOOD, "metrics": ["nicv", "nicv"]}),
+        ["key 'metrics[1]':", "is listed twice", "(got 'nicv')"],
+    ),
+    "metrics not a list": (
+        lambda t: _spec(t, {**GOOD, "metrics": "nicv"}),
+        ["key 'metrics':", "must be a non-empty list of metric names", "(got 'nicv')"],
+    ),
+    "metric no algorithm reports": (
+        lambda t: _spec(t, {**GOOD, "metrics": ["mae"]}),
+        ["key 'metrics[0]':", "is not reported by algorithm 'lloyd' (it reports nicv)"],
+    ),
     # below, EUGkM's centres were NaN and DPLloyd's subnormal splits summed past ε; above,
     # EUGkM's grid size overflowed to a traceback
     "epsilon subnormal": (

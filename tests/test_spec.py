@@ -409,3 +409,62 @@ def test_a_plot_section_parses_to_its_options():
     )
     assert spec.parse(raw).plot == PlotSpec()
     assert spec.parse({**raw, "plot": None}).plot == PlotSpec()
+
+
+PLUGIN_SOURCE = """\
+from dpcluster.plugins import algorithm
+from dpcluster.privacy import LaplaceMechanism, Ledger
+
+
+@algorithm(private=True, repeat=2)
+def f(ctx):
+    ledger = Ledger()
+    ledger.record(LaplaceMechanism(ctx.epsilon, 1.0), "a")
+    return [{"init": 0, "rep": 0, "nicv": 0.5}], ledger
+"""
+
+
+def test_a_plugin_entry_is_read_from_the_specs_folder_with_its_code(tmp_path):
+    """A "module:attribute" entry is imported from the spec's own folder and carries its
+    code's identity, which an edit changes; a built-in carries neither. A name that is
+    no entry is refused by key and value, with a hint for each kind of name."""
+    (tmp_path / "plug.py").write_text(PLUGIN_SOURCE)
+    raw = {
+        "name": "p",
+        "seed": 1,
+        "epsilon": [1.0],
+        "datasets": [{"name": "synthetic", "params": {"N": 100, "k": 2, "d": 2}}],
+        "algorithms": [{"name": "plug:f", "params": {}}, {"name": "lloyd"}],
+        "plot": {"kind": "none"},
+    }
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    plugin, lloyd = spec.load(path).algorithms
+    assert plugin.source == str(tmp_path.resolve()) and plugin.repeat == 2
+    assert [name for name, _ in plugin.code] == ["plug.py"] and len(plugin.code[0][1]) == 64
+    assert (lloyd.source, lloyd.code) == ("", ())
+    (tmp_path / "plug.py").write_text(PLUGIN_SOURCE + "# an edit\n")
+    assert spec.load(path).algorithms[0].code != plugin.code
+    for name, words in [
+        ("plug:g", ["key 'algorithms[0].name'", "(got 'plug:g')", "importable from the spec's"]),
+        ("dplloy", ["key 'algorithms[0].name'", "unknown algorithm", "Did you mean 'dplloyd'"]),
+    ]:
+        raw["algorithms"][0]["name"] = name
+        path.write_text(yaml.safe_dump(raw))
+        with pytest.raises(SpecError) as info:
+            spec.load(path)
+        for w in words:
+            assert w in str(info.value), (name, str(info.value))
+
+
+def test_algorithms_must_be_a_list_of_entries():
+    raw = {"name": "p", "seed": 1, "datasets": [{"name": "s1"}], "epsilon": [1.0]}
+    for bad in (None, [], "dplloyd", {"name": "dplloyd"}):
+        with pytest.raises(SpecError, match=r"key 'algorithms': must be a non-empty list"):
+            spec.parse({**raw, "algorithms": bad})
+    with pytest.raises(SpecError, match=r"key 'algorithms\[0\]': must be a mapping"):
+        spec.parse({**raw, "algorithms": ["dplloyd"]})
+    with pytest.raises(SpecError, match=r"key 'algorithms\[0\].colour': unknown key"):
+        spec.parse({**raw, "algorithms": [{"name": "dplloyd", "colour": 1}]})
+    with pytest.raises(SpecError, match=r"key 'algorithms\[0\].params': must be a mapping"):
+        spec.parse({**raw, "algorithms": [{"name": "dplloyd", "params": [1]}]})
