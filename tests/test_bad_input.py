@@ -301,6 +301,10 @@ CASES.update(
             ["column 'y' is text (line 5: 'a')"],
         ),
         "csv semicolons": (_csv("x;y\n1;2\n3;4\n"), ["is the delimiter ';'?"]),
+        "csv delimiter ending every line": (
+            _csv("x,y,\n1,2,\n3,4,\n5,6,\n"),
+            ["column 'Unnamed: 2' is empty on every line", "params.columns"],
+        ),
         "csv class missing": (
             _csv("x,y,c\n1,2,0\n3,4,\n5,6,1\n", columns=["x", "y"], classes="c"),
             ["line 3, class column 'c': empty"],

@@ -221,6 +221,12 @@ def read_csv(
         ragged = _ragged(p, text, delimiter, header)
         if ragged is not None:
             raise ragged
+        empty = [names[i] for j, i in enumerate(idx) if np.isnan(X[:, j]).all()]
+        if empty:
+            raise DataError(
+                f"{p}: column {empty[0]!r} is empty on every line (a delimiter at the end "
+                "of each line?); choose the columns with params.columns"
+            )
     check_finite(X, str(p), names=[names[i] for i in idx], row_label=lambda r: f"line {line(r)}")
     y = None
     if classes is not None:
