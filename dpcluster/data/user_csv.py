@@ -99,12 +99,10 @@ def _text_bytes(p: Path, blob: bytes) -> bytes:
 def _records(text: bytes, delimiter: str):
     """(first line, fields) of each record as pandas reads them, the header included:
     blank and whitespace-only lines are skipped as pandas skips them, and a quoted field
-    may span lines. Only the error paths read the file this way."""
-    reader = csv.reader(
-        io.StringIO(text.decode("utf-8-sig", errors="replace"), newline=""),
-        delimiter=delimiter,
-        skipinitialspace=True,
-    )
+    may span lines. Decoded as it is read: the header costs one line, and only the error
+    paths read further."""
+    stream = io.TextIOWrapper(io.BytesIO(text), "utf-8-sig", errors="replace", newline="")
+    reader = csv.reader(stream, delimiter=delimiter, skipinitialspace=True)
     line = 1
     for fields in reader:
         if len(fields) > 1 or any(f.strip() for f in fields):
