@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import data
 from .algorithms.methods import radius
 from .experiments import ALGORITHMS
-from .kernels import nicv
+from .kernels import labels, nicv
 from .privacy import LOCAL, USER_EPSILON, Ledger
 
 
@@ -230,11 +230,12 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         return self
 
     def _nearest(self, Z) -> np.ndarray:
-        d2 = ((Z[:, None, :] - self._centres_scaled[None, :, :]) ** 2).sum(axis=2)
-        return np.argmin(d2, axis=1).astype(np.int64)
+        """Nearest centre (lowest index on ties) by the assignment kernel: one pass over
+        the records, not an (N, k, d) array of differences."""
+        return labels(Z, self._centres_scaled)
 
-    def _inertia(self, X, labels) -> float:
-        return float(((X - self.cluster_centers_[labels]) ** 2).sum())
+    def _inertia(self, X, assigned) -> float:
+        return float(((X - self.cluster_centers_[assigned]) ** 2).sum())
 
     def predict(self, X):
         check_is_fitted(self, "cluster_centers_")
