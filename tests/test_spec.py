@@ -306,6 +306,11 @@ def test_overrides_follow_paths_names_and_indices(tmp_path):
             "algorithms.1.repeat=-1",
             "P: key 'algorithms[1].repeat': must be >= 1 (got -1)",
         ),
+        (
+            "epsilon.x=2",
+            "P: key '--set epsilon.x': 'x' is no index: this list holds values, not named "
+            "entries; index it from 0 to 1 (got '2')",
+        ),
     ],
 )
 def test_bad_overrides_name_file_key_and_value(tmp_path, item, message):

@@ -185,6 +185,18 @@ def apply_overrides(raw: Any, overrides, file: str) -> Any:
                             nxt.append(node[idx])
                     else:
                         named = [e for e in node if isinstance(e, dict) and e.get("name") == part]
+                        if not any(isinstance(e, dict) for e in node):
+                            raise SpecError(
+                                file,
+                                where,
+                                text,
+                                f"{part!r} is no index: this list holds values, not named "
+                                + (
+                                    f"entries; index it from 0 to {len(node) - 1}"
+                                    if node
+                                    else "entries, and none; set the whole list instead"
+                                ),
+                            )
                         if not named:
                             raise SpecError(
                                 file,
