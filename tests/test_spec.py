@@ -308,8 +308,8 @@ def test_overrides_follow_paths_names_and_indices(tmp_path):
         ),
         (
             "epsilon.x=2",
-            "P: key '--set epsilon.x': 'x' is no index: this list holds values, not named "
-            "entries; index it from 0 to 1 (got '2')",
+            "P: key '--set epsilon.x': 'x' is not a number: this list holds 2 plain "
+            "value(s), indexed from 0 (got '2')",
         ),
     ],
 )

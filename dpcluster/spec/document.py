@@ -190,12 +190,8 @@ def apply_overrides(raw: Any, overrides, file: str) -> Any:
                                 file,
                                 where,
                                 text,
-                                f"{part!r} is no index: this list holds values, not named "
-                                + (
-                                    f"entries; index it from 0 to {len(node) - 1}"
-                                    if node
-                                    else "entries, and none; set the whole list instead"
-                                ),
+                                f"{part!r} is not a number: this list holds {len(node)} "
+                                "plain value(s), indexed from 0",
                             )
                         if not named:
                             raise SpecError(
