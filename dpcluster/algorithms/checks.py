@@ -9,12 +9,13 @@ import numpy as np
 
 from ..kernels import cluster_stats_single, cluster_stats_single_outside
 from ..kernels.scan import count_outside
+from ..privacy.mechanisms import snap_records
 
 
 def points(X, r=1.0, what: str = "X") -> np.ndarray:
     """X as (N, d) float64, finite and inside [-r, r]^d; ValueError naming what is wrong.
     ``r`` may be one radius per feature (d,): the box ∏ [-r_j, r_j]."""
-    X = records(X, what)
+    X = snap_records(records(X, what))
     if not np.isscalar(r):
         return _inside_box(X, radii(r, X.shape[1], what), what)
     limit = r * (1 + 1e-12)
@@ -33,7 +34,7 @@ def points_and_stats(
     fail it are refused, with :func:`points`'s message, before the statistics leave this
     function: nothing computed from them reaches the caller. For a single fit's first
     iteration, whose centroids are public before the data are read."""
-    X = records(X, what)
+    X = snap_records(records(X, what))
     if not np.isscalar(r):
         return points(X, r, what), *cluster_stats_single(X, np.asarray(C, dtype=np.float64))
     limit = r * (1 + 1e-12)

@@ -33,6 +33,9 @@ import numpy as np
 
 from ..kernels import cluster_stats, cluster_stats_single
 from ..privacy import LaplaceMechanism, Ledger, release
+from ..privacy.budget import within
+from ..privacy.ledger import book_exact_count
+from ..privacy.mechanisms import snap_records
 from . import checks
 from .clipping import clip_to_ball, clipped_extent
 
@@ -167,6 +170,13 @@ def _as_given(data):
     return data
 
 
+def _clipped_on_lattice(Z: np.ndarray, radius: float) -> np.ndarray:
+    """Z clipped to the ball, then truncated onto the record lattice (the norm only
+    shrinks), so the clipped records' sums stay exact (:func:`~dpcluster.privacy.
+    mechanisms.snap_records`)."""
+    return snap_records(clip_to_ball(Z, radius))
+
+
 def dplloyd_batch(
     X: np.ndarray,
     inits: np.ndarray,
@@ -228,7 +238,7 @@ def dplloyd_batch(
     extent, prepared = checks.extent(d, r), _as_given  # prepared: what the queries read
     if clip_radius is not None:
         extent = clipped_extent(d, r, clip_radius)
-        prepared = functools.partial(clip_to_ball, radius=clip_radius)
+        prepared = functools.partial(_clipped_on_lattice, radius=clip_radius)
         X = prepared(X)
     shared = isinstance(noise_streams, Mapping)
     if not shared and len(noise_streams) != R:
@@ -240,10 +250,13 @@ def dplloyd_batch(
         budget = improved_split(eps_iter, d, rho)
     else:
         raise ValueError(f"split must be 'sensitivity' or 'improved', got {split!r}")
+    # t rounds of both shares book at most ε exactly (the ledger sums with fsum)
+    count_share, sum_share = within(epsilon, [budget.count, budget.sum], iterations)
+    budget = BudgetSplit(count=count_share, sum=sum_share, d=d)
     if min_count == "noise":
         min_count = empty_threshold(budget, r, extent=extent)
     count_mech = LaplaceMechanism(budget.count, sensitivity=1.0)
-    sum_mech = LaplaceMechanism(budget.sum, sensitivity=extent)
+    sum_mech = LaplaceMechanism(budget.sum, sensitivity=extent, coordinates=d)
     ledger = Ledger()
     if shared:
         noise_count = count_mech.noise(noise_streams["count"], (R, iterations, k))
@@ -258,8 +271,8 @@ def dplloyd_batch(
         counts, sums = first if it == 0 and first is not None else stats_it(X, C)
         ledger.record(count_mech, "cluster counts", round=it)
         ledger.record(sum_mech, "cluster coordinate sums", round=it)
-        noisy_c = counts + noise_count[:, it]
-        noisy_s = sums + noise_sum[:, it]
+        noisy_c = count_mech.add(counts, noise_count[:, it])
+        noisy_s = sum_mech.add(sums, noise_sum[:, it])
         state = C  # the public centroids this iteration's queries are asked at
         release(
             count_mech,
@@ -319,13 +332,22 @@ def dplloyd_improved(
     r=1.0,
     iterations: int = 0,
     clip_radius=None,
+    n: float | None = None,
 ) -> DPResult:
     """Improved DPLloyd (A2) from ``init`` (k, d; use a sphere-packing set for the paper's
     variant): count:sum split ``(4dρ²)^(1/3) : 1`` per coordinate, t = ``iterations``, or
-    from the ε_m rule when it is 0. ``clip_radius``: see :func:`dplloyd_batch`."""
+    from the ε_m rule when it is 0: on the record count ``n`` (public, or released before)
+    or, when None, on the exact N as the paper does, which is booked as an exact read
+    (:func:`~dpcluster.privacy.ledger.book_exact_count`). ``clip_radius``: see
+    :func:`dplloyd_batch`."""
     init = np.asarray(init, dtype=np.float64).reshape(k, -1)
     N, d = checks.records(X).shape  # the values are checked by dplloyd_batch
-    t = iterations if iterations > 0 else improved_iterations(epsilon, N, k, d, rho)
+    exact_read = iterations <= 0 and n is None
+    t = (
+        iterations
+        if iterations > 0
+        else improved_iterations(epsilon, N if n is None else n, k, d, rho)
+    )
     count_rng, sum_rng = rng.spawn(2)
     C, ledger = dplloyd_batch(
         X,
@@ -340,4 +362,6 @@ def dplloyd_improved(
         stats=single_set_stats,
         clip_radius=clip_radius,
     )
+    if exact_read:
+        book_exact_count(ledger, "A2's iteration count t")
     return DPResult(C[0], ledger, t, {"split": "improved", "c": improved_ratio(d, rho)})

@@ -3,9 +3,12 @@
 Privacy argument. Neighbouring relation: add/remove one tuple. The histogram of all m^d
 cell counts has L1 sensitivity 1 (a tuple lies in exactly one cell), so adding ``Lap(1/ε)``
 to every cell, empty ones included, is ε-DP. Counts are neither rounded nor truncated.
-Choosing M uses N, which is public by default; with ``private_n`` the budget is split,
-``ε_N = 0.05 ε`` on ``Ñ = N + Lap(1/ε_N)`` and ``ε − ε_N`` on the cells (sequential
-composition). Clustering the synopsis and choosing among the init sets is post-processing.
+Choosing M uses a record count: the paper reads the exact N, which is not public under
+add/remove one (booked as an exact read: ε = ∞ provable, the paper's ε claimed); a plan
+passes a noisy count ``n`` released before (:mod:`.plan`); with ``private_n`` the budget
+is split, ``ε_N = 0.05 ε`` on ``Ñ = N + Lap(1/ε_N)`` and ``ε − ε_N`` on the cells
+(sequential composition). Clustering the synopsis and choosing among the init sets is
+post-processing.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import numpy as np
 from ..analysis.mse import THETA
 from ..kernels import grid_histogram, grid_stats
 from ..privacy import LaplaceMechanism, Ledger, release
+from ..privacy.budget import remaining
+from ..privacy.ledger import book_exact_count
 from . import checks
 from .dplloyd import DPResult
 from .lloyd import grid_lloyd_batch
@@ -53,6 +58,7 @@ def eugkm(
     max_cells: int = MAX_CELLS,
     r: float = 1.0,
     distances: str = "float32",
+    n: float | None = None,
 ) -> DPResult:
     """One EUGkM synopsis and the centroid set chosen from it.
 
@@ -66,6 +72,9 @@ def eugkm(
            "float64" (the exact double path). Counts, sums and SSE accumulate in double.
            The two differ only where a cell is within ~(2d+2)·2⁻²⁴ relative distance of
            two centroids; see docs/numerics.md.
+    n      the public or already released record count that sets M; None reads the exact
+           N as the paper does, and books that read (:func:`~dpcluster.privacy.ledger.
+           book_exact_count`).
     Returns DPResult with info {m, cells, chosen_init, n_used}.
     """
     X = checks.points(X, r)
@@ -73,14 +82,16 @@ def eugkm(
     inits = checks.centroid_sets(inits, d)
     n_rng, cell_rng = rng.spawn(2)
     ledger = Ledger()
-    eps_cells, n_used = epsilon, float(N)
+    eps_cells, n_used = epsilon, float(N if n is None else max(1.0, n))
     if private_n:
         eps_n = N_SHARE * epsilon
         n_mech = ledger.record(LaplaceMechanism(eps_n, 1.0), "record count N (chooses M)")
-        noisy_n = N + float(n_mech.noise(n_rng, 1)[0])
+        noisy_n = float(n_mech.add(N, n_mech.noise(n_rng, 1))[0])
         release(n_mech, "record count N", noisy_n, lambda data: float(len(data)))
         n_used = max(1.0, noisy_n)
-        eps_cells = epsilon - eps_n
+        eps_cells = remaining(epsilon, [eps_n])
+    elif n is None:
+        book_exact_count(ledger, "EUGkM's grid size M")
     m = cells_per_axis(n_used, eps_cells, d, theta, rounding)
     n_cells = m**d
     if n_cells > max_cells:
@@ -90,7 +101,7 @@ def eugkm(
         )
     counts = grid_histogram(X, m, r)
     cell_mech = ledger.record(LaplaceMechanism(eps_cells, 1.0), "grid cell counts")
-    noisy = counts + cell_mech.noise(cell_rng, n_cells)
+    noisy = cell_mech.add(counts, cell_mech.noise(cell_rng, n_cells))
     release(cell_mech, "grid cell counts", noisy, lambda data: grid_histogram(data, m, r))
     C, iters = grid_lloyd_batch(
         noisy, m, inits, max_iter=max_iter, tol=tol * r, r=r, distances=distances

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..kernels.blocks import block_lloyd, lex_order
 from ..privacy import LaplaceMechanism, Ledger, release
+from ..privacy.ledger import book_exact_count
 from . import checks
 from .dplloyd import DPResult
 
@@ -66,7 +67,7 @@ def noise_mechanism(
     if rule not in NOISE_RULES:
         raise ValueError(f"unknown GkM noise rule {rule!r}; valid: {NOISE_RULES}")
     share = 1.0 / 3.0 if rule == "gupt" else 1.0
-    return LaplaceMechanism(share * epsilon, k * d * 2.0 * r / n_block)
+    return LaplaceMechanism(share * epsilon, k * d * 2.0 * r / n_block, coordinates=k * d)
 
 
 def align(C: np.ndarray, rule: str = "lex0") -> np.ndarray:
@@ -188,6 +189,7 @@ def gkm(
     centre, l = sample_and_aggregate(X, k, block, sag_rng, minit, align_rule, max_iter, r)
     ledger = Ledger()
     out = noisy_average(centre, l, epsilon, noise_rng, ledger, r, rule=noise)
+    book_exact_count(ledger, "the block size and the number of blocks l")
     return DPResult(
         out, ledger, max_iter, {"blocks": l, "block_size": block_size(block, len(X), k)}
     )
@@ -211,7 +213,7 @@ def noisy_average(
         noise_mechanism(k, d, n_block, epsilon, r, rule),
         "averaged block centroids (k·d coordinates)",
     )
-    out = centre + mech.noise(rng, centre.shape)
+    out = mech.add(centre, mech.noise(rng, centre.shape))
     release(
         mech,
         "averaged block centroids (k·d coordinates)",

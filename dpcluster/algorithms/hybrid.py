@@ -1,7 +1,9 @@
 """The EUGkM → DPLloyd hybrid with its MSE-based switch (docs/methods.md A7).
 
-Privacy argument. Neighbouring relation: add/remove one tuple. The switch uses only public
-quantities (N, d, k, ε; docs/methods.md A6 with the worst-case ||o||²), so it costs nothing. When
+Privacy argument. Neighbouring relation: add/remove one tuple. The switch reads d, k, ε and
+a record count (docs/methods.md A6 with the worst-case ||o||²): a plan's noisy count ``n``
+(:mod:`.plan`), or, as the paper does, the exact N, which is booked as an exact read
+(ε = ∞ provable under add/remove one; the paper's ε claimed). When
 it says "hybrid": EUGkM at ε/2 (ε/2-DP, see :mod:`.eugkm`), then one DPLloyd iteration
 from its centroids at ε/2 (counts and sums split by sensitivity, scale (dr+1)/(ε/2), see
 :mod:`.dplloyd`); sequential composition gives ε. Otherwise the fallback is EUGkM at ε.
@@ -14,6 +16,8 @@ import numpy as np
 from ..analysis import hybrid_switch
 from ..analysis.mse import SWITCH_T, THETA
 from ..privacy import Ledger
+from ..privacy.budget import remaining
+from ..privacy.ledger import book_exact_count
 from .dplloyd import DPResult, dplloyd_batch
 from .eugkm import eugkm
 
@@ -31,6 +35,7 @@ def hybrid(
     max_iter: int = 100,
     r: float = 1.0,
     distances: str = "float32",
+    n: float | None = None,
 ) -> list[DPResult]:
     """One EUGkM synopsis followed by ``lloyd_runs`` independent DPLloyd iterations.
 
@@ -41,7 +46,8 @@ def hybrid(
     ``ineq15`` and the EUGkM grid.
     """
     N, d = X.shape
-    switch = hybrid_switch(N, k, d, epsilon, t=SWITCH_T, r=r, theta=theta)
+    count = float(N) if n is None else max(1.0, float(n))
+    switch = hybrid_switch(count, k, d, epsilon, t=SWITCH_T, r=r, theta=theta)
     syn_rng, lloyd_rng = rng.spawn(2)
     info = {"ineq15": switch["ineq15"], "forced": force}
     fall_back = not (switch["use_hybrid"] or force)
@@ -57,7 +63,10 @@ def hybrid(
         max_iter=max_iter,
         r=r,
         distances=distances,
+        n=count,
     )
+    if n is None:
+        book_exact_count(first.ledger, "the hybrid's switch and EUGkM's M")
     if fall_back:
         info = {**first.info, **info, "fell_back": True}
         return [DPResult(first.centroids, first.ledger, first.iterations, info)]
@@ -65,7 +74,7 @@ def hybrid(
     C, step_ledger = dplloyd_batch(
         X,
         np.repeat(first.centroids[None], lloyd_runs, axis=0),
-        epsilon / 2.0,
+        remaining(epsilon, [epsilon / 2.0]),
         streams,
         iterations=1,
         r=r,

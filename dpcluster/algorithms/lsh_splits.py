@@ -142,7 +142,7 @@ def lsh_splits(
     # node ids: a node is the hash prefix of its records, as an integer with its depth
     node = np.zeros(N, dtype=np.int64)
     ledger.record(level, "tree node counts", round=0)
-    root = N + float(level.noise(count_rng, 1)[0])
+    root = float(level.add(N, level.noise(count_rng, 1))[0])
     release(level, "tree node counts", np.array([root]), lambda data: np.array([len(data)]))
     t_node = node_threshold(root, k, d, eps_sum, r)
     t_branch = 3.0 * t_node
@@ -160,7 +160,7 @@ def lsh_splits(
         node = 2 * node + bits[:, j]
         exact = _counts(node, children)
         ledger.record(level, "tree node counts", round=j + 1)
-        noisy = exact + level.noise(count_rng, len(children))
+        noisy = level.add(exact, level.noise(count_rng, len(children)))
         release(
             level,
             "tree node counts",
@@ -176,9 +176,11 @@ def lsh_splits(
     leaves.sort()
     for j in range(len(ledger.entries), D + 1):  # levels the tree did not reach
         ledger.record(level, "tree node counts (level not reached: booked all the same)", j)
-    sum_mech = ledger.record(LaplaceMechanism(eps_sum, checks.extent(d, r)), "leaf coordinate sums")
+    sum_mech = ledger.record(
+        LaplaceMechanism(eps_sum, checks.extent(d, r), coordinates=d), "leaf coordinate sums"
+    )
     exact_sums = _leaf_sums(X, bits, leaves)
-    noisy_sums = exact_sums + sum_mech.noise(sum_rng, exact_sums.shape)
+    noisy_sums = sum_mech.add(exact_sums, sum_mech.noise(sum_rng, exact_sums.shape))
     release(
         sum_mech,
         "leaf coordinate sums",

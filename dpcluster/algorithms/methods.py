@@ -15,15 +15,24 @@ import numpy as np
 
 from ..data import sphere_packing
 from ..privacy import Ledger
+from ..privacy.budget import split
 from . import checks
-from .auto import choose, clip_share
 from .clipping import clipped_extent, private_radius, worth_clipping
-from .dplloyd import RHO, DPResult, dplloyd, dplloyd_improved, estimator_iterations
+from .dplloyd import (
+    RHO,
+    DPResult,
+    dplloyd,
+    dplloyd_improved,
+    estimator_iterations,
+    improved_iterations,
+    improved_split,
+)
 from .eugkm import eugkm
 from .gkm import gkm
 from .hybrid import hybrid
 from .lsh_splits import lsh_splits
 from .pgkm import genetic_kmeans
+from .plan import COUNT_SHARE, decide, plan
 from .reference import private_mean
 
 
@@ -61,6 +70,22 @@ def fit_dplloyd(Z, k, epsilon, rng, r=1.0, init="sphere_packing", min_count="noi
     return dplloyd(Z, k, epsilon, start, rng, r=r, min_count=min_count, **params)
 
 
+def _planned(method, Z, k, epsilon, rng, r, params, n=None, count_share=COUNT_SHARE):
+    """(the fit's :class:`~.plan.Plan`, its ledger so far). ``n``: a count the caller
+    already released (``auto`` passes its Ñ on), decided from with all of ε; None: the
+    plan releases Ñ from its own child of ``rng`` when a rule needs a size."""
+    ledger = Ledger()
+    if n is not None:
+        return decide(method, max(1.0, float(n)), k, np.shape(Z)[1], epsilon, r, params), ledger
+    count_rng = rng.spawn(1)[0]
+    return plan(method, Z, k, epsilon, count_rng, ledger, r, params, count_share), ledger
+
+
+def _joined(ledger: Ledger, res: DPResult, **info) -> DPResult:
+    """``res`` with its ledger appended to the plan's ``ledger`` and ``info`` added."""
+    return DPResult(res.centroids, ledger.extend(res.ledger), res.iterations, {**res.info, **info})
+
+
 def fit_dplloyd_improved(
     Z,
     k,
@@ -72,6 +97,7 @@ def fit_dplloyd_improved(
     single_pass=True,
     iterations=0,
     clip=0.0,
+    n=None,
     **params,
 ):
     """A2 with :func:`fit_dplloyd`'s start and hold, and one pass with all of ε where the
@@ -79,20 +105,28 @@ def fit_dplloyd_improved(
     keeps A2's t rule). ``iterations`` > 0 fixes t. ``clip`` > 0 spends that share of ε on
     a private radius near the 90th percentile of the records' norms and clips the records
     to it (:mod:`.clipping`): the sums' sensitivity drops from Σ r_j to min(√d·R, Σ r_j),
-    and DPLloyd gets the rest of ε. Where N·clip·ε is too small to pick the radius
+    and DPLloyd gets the rest of ε. Where Ñ·clip·ε is too small to pick the radius
     reliably (:func:`~.clipping.worth_clipping`), nothing is clipped and DPLloyd gets all
-    of ε."""
+    of ε. Every rule reads the plan's noisy Ñ (:mod:`.plan`), never N."""
+    rho = params.get("rho", RHO)
+    p, ledger = _planned(
+        "dplloyd_improved", Z, k, epsilon, rng, r, {"iterations": iterations, "clip": clip}, n
+    )
+    epsilon, count = p.epsilon, p.count
     start = _lloyd_start(k, Z, r, rng, init)
-    N, d = np.shape(Z)
-    radius_ledger, radius, extent, info = None, None, None, {}
-    if clip > 0 and worth_clipping(N, clip * epsilon):
+    d = np.shape(Z)[1]
+    radius, extent, info = None, None, {}
+    if clip > 0 and worth_clipping(count, clip * epsilon):
         Z = checks.points(Z, r)  # in the box before a radius is read from it
-        radius_ledger, eps_radius = Ledger(), clip * epsilon
-        radius = private_radius(Z, eps_radius, rng, radius_ledger, r)
+        eps_radius, epsilon = split(epsilon, clip)
+        radius = private_radius(Z, eps_radius, rng, ledger, r)
         extent, info = clipped_extent(d, r, radius), {"radius": radius}
-        epsilon = epsilon - eps_radius
-    if iterations == 0 and single_pass:  # the released radius is public: t may use it
-        iterations = estimator_iterations(epsilon, N, k, d, r, params.get("rho", RHO), extent)
+    if iterations == 0:  # the released radius is public: t may use it
+        iterations = (
+            estimator_iterations(epsilon, count, k, d, r, rho, extent)
+            if single_pass
+            else improved_iterations(epsilon, count, k, d, rho)
+        )
     res = dplloyd_improved(
         Z,
         k,
@@ -105,25 +139,27 @@ def fit_dplloyd_improved(
         clip_radius=radius,
         **params,
     )
-    if radius_ledger is None:
-        return res
-    ledger = radius_ledger.extend(res.ledger)
-    return DPResult(res.centroids, ledger, res.iterations, {**res.info, **info})
+    return _joined(ledger, res, **info, **({"noisy_count": count} if count else {}))
 
 
-def fit_eugkm(Z, k, epsilon, rng, r=1.0, init_sets=30, **params):
-    """A3 from ``init_sets`` uniform start sets in the box."""
-    box = _box(r, Z.shape[1])
-    return eugkm(
-        Z, k, epsilon, rng.uniform(box[0], box[1], size=(init_sets, k, Z.shape[1])), rng, **params
-    )
-
-
-def fit_hybrid(Z, k, epsilon, rng, r=1.0, init_sets=30, **params):
-    """A7 from ``init_sets`` uniform start sets in the box."""
+def fit_eugkm(Z, k, epsilon, rng, r=1.0, init_sets=30, n=None, **params):
+    """A3 from ``init_sets`` uniform start sets in the box, its grid size M from the plan's
+    noisy Ñ (:mod:`.plan`)."""
+    p, ledger = _planned("eugkm", Z, k, epsilon, rng, r, params, n)
     box = _box(r, Z.shape[1])
     inits = rng.uniform(box[0], box[1], size=(init_sets, k, Z.shape[1]))
-    return hybrid(Z, k, epsilon, inits, rng, **params)[0]
+    res = eugkm(Z, k, p.epsilon, inits, rng, n=p.count, **params)
+    return _joined(ledger, res, noisy_count=p.count)
+
+
+def fit_hybrid(Z, k, epsilon, rng, r=1.0, init_sets=30, n=None, **params):
+    """A7 from ``init_sets`` uniform start sets in the box, its switch and grid from the
+    plan's noisy Ñ (:mod:`.plan`)."""
+    p, ledger = _planned("hybrid", Z, k, epsilon, rng, r, params, n)
+    box = _box(r, Z.shape[1])
+    inits = rng.uniform(box[0], box[1], size=(init_sets, k, Z.shape[1]))
+    res = hybrid(Z, k, p.epsilon, inits, rng, n=p.count, **params)[0]
+    return _joined(ledger, res, noisy_count=p.count)
 
 
 def fit_gkm(Z, k, epsilon, rng, r=1.0, **params):
@@ -141,9 +177,13 @@ def fit_lsh_splits(Z, k, epsilon, rng, r=1.0, **params):
     return lsh_splits(Z, k, epsilon, rng, r=r, **params)
 
 
-def fit_private_mean(Z, k, epsilon, rng, r=1.0):
-    """The private-mean reference (M2) with the box's radii."""
-    return private_mean(Z, k, epsilon, rng, r=r)
+def fit_private_mean(Z, k, epsilon, rng, r=1.0, n=None):
+    """The private-mean reference (M2) with the box's radii: its count is the plan's Ñ,
+    released with improved DPLloyd's count share c/(d + c) of ε, or ``n`` when given."""
+    d = np.shape(Z)[1]
+    share = improved_split(1.0, d).count
+    p, ledger = _planned("private_mean", Z, k, epsilon, rng, r, {}, n, count_share=share)
+    return _joined(ledger, private_mean(Z, k, p.epsilon, rng, r=r, count=p.count))
 
 
 def fit_auto(Z, k, epsilon, rng, r=1.0):
@@ -161,16 +201,16 @@ CHOSEN = {
 
 
 def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0) -> DPResult:
-    """``auto`` (docs/utility.md): :func:`~dpcluster.algorithms.auto.choose` picks a method
-    from public N, d, k, ε and the radii, and it runs with its defaults. The choice reads
-    no record, so it costs nothing; ``info`` carries ``chosen`` and ``reason``, and the
-    ledger's ``choices`` records both."""
-    N, d = np.shape(X)
+    """``auto`` (docs/utility.md): the plan (:mod:`.plan`) releases Ñ with
+    :data:`~.plan.COUNT_SHARE` of ε, :func:`~dpcluster.algorithms.auto.choose` picks a
+    method from Ñ, d, k, the rest of ε and the radii, and the method runs with its
+    defaults, its own rules reading the same Ñ. ``info`` carries ``chosen``, ``reason``
+    and ``noisy_count``; the ledger's ``choices`` records the choice."""
+    d = np.shape(X)[1]
     r = radius(r, d)
-    method, reason = choose(N, k, d, epsilon, r)
-    params = {"clip": clip_share(N, d, epsilon)} if method == "dplloyd_improved" else {}
-    res = CHOSEN[method](X, k, epsilon, rng, r, **params)
-    res.ledger.choices.append(f"auto chose {method}: {reason}")
-    return DPResult(
-        res.centroids, res.ledger, res.iterations, {**res.info, "chosen": method, "reason": reason}
-    )
+    p, ledger = _planned("auto", X, k, epsilon, rng, r, {})
+    res = CHOSEN[p.method](X, k, p.epsilon, rng, r, n=p.count, **p.params)
+    ledger.extend(res.ledger)
+    ledger.choices.append(f"auto chose {p.method}: {p.reason}")
+    info = {**res.info, "chosen": p.method, "reason": p.reason, "noisy_count": p.count}
+    return DPResult(res.centroids, ledger, res.iterations, info)

@@ -19,32 +19,41 @@ from __future__ import annotations
 import numpy as np
 
 from ..privacy import LaplaceMechanism, Ledger, release
+from ..privacy.budget import within
 from . import checks
 from .dplloyd import DPResult, improved_split
 
 
 def noisy_mean(
-    X: np.ndarray, epsilon: float, rng: np.random.Generator, ledger: Ledger, r
+    X: np.ndarray, epsilon: float, rng: np.random.Generator, ledger: Ledger, r, count=None
 ) -> tuple[np.ndarray, float]:
     """(ε-DP mean of X (d,) clipped into [-r, r]^d, the noisy count); books both releases
-    in ``ledger``. ``rng`` is split into the count and the sum streams."""
+    in ``ledger``. ``rng`` is split into the count and the sum streams. A ``count``
+    released before (a plan's Ñ) is the divisor instead, and the sums get all of ε."""
     N, d = X.shape
-    split = improved_split(epsilon, d)
-    count_mech = ledger.record(LaplaceMechanism(split.count, 1.0), "record count")
-    sum_mech = ledger.record(LaplaceMechanism(split.sum, checks.extent(d, r)), "coordinate sums")
     count_rng, sum_rng = rng.spawn(2)
-    count = N + float(count_mech.noise(count_rng, 1)[0])
-    total = X.sum(axis=0) + sum_mech.noise(sum_rng, d)
-    release(count_mech, "record count", count, lambda data: float(len(data)))
+    if count is None:
+        share = improved_split(epsilon, d)
+        count_eps, sum_eps = within(epsilon, [share.count, share.sum])
+        count_mech = ledger.record(LaplaceMechanism(count_eps, 1.0), "record count")
+        count = float(count_mech.add(N, count_mech.noise(count_rng, 1))[0])
+        release(count_mech, "record count", count, lambda data: float(len(data)))
+    else:
+        sum_eps = epsilon
+    sum_mech = ledger.record(
+        LaplaceMechanism(sum_eps, checks.extent(d, r), coordinates=d), "coordinate sums"
+    )
+    total = sum_mech.add(X.sum(axis=0), sum_mech.noise(sum_rng, d))
     release(sum_mech, "coordinate sums", total, lambda data: data.sum(axis=0))
     return np.clip(total / max(count, 1.0), -r, r), count
 
 
 def private_mean(
-    X: np.ndarray, k: int, epsilon: float, rng: np.random.Generator, r=1.0
+    X: np.ndarray, k: int, epsilon: float, rng: np.random.Generator, r=1.0, count=None
 ) -> DPResult:
-    """k copies of the ε-DP mean of X (N, d) in [-r, r]^d: centroids (k, d)."""
+    """k copies of the ε-DP mean of X (N, d) in [-r, r]^d: centroids (k, d). ``count``:
+    see :func:`noisy_mean`."""
     X = checks.points(X, r)
     ledger = Ledger()
-    mean, count = noisy_mean(X, epsilon, rng, ledger, r)
+    mean, count = noisy_mean(X, epsilon, rng, ledger, r, count)
     return DPResult(np.repeat(mean[None], k, axis=0), ledger, 0, {"noisy_count": count})

@@ -189,6 +189,21 @@ class Ledger:
         return out
 
 
+def book_exact_count(ledger: Ledger, rule: str) -> None:
+    """Book that ``rule`` read the exact record count N. Under add/remove one record N is
+    not public: neighbours differ in it, and a rule that switches on it can tell them
+    apart, so nothing finite holds (ε = ∞). The papers treat N as public, which is booked
+    as their claim (0 for this read). Under replace-one neighbours N is public, and every
+    release of this package's central methods then holds at twice its booked ε
+    (docs/privacy.md)."""
+    from .mechanisms import ExactRelease
+
+    what = f"record count N (read exactly by {rule})"
+    ledger.record(
+        ExactRelease(what, claim="the paper treats N as public", claimed_epsilon=0.0), what
+    )
+
+
 def spent(ledger: Ledger | None) -> dict[str, float]:
     """The two per-run columns every result row carries.
 

@@ -9,6 +9,7 @@ releases; tests check every one against brute force.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -30,42 +31,114 @@ def _check_budget(name: str, epsilon: float, sensitivity: float) -> None:
         )
 
 
+#: every record and answer a Laplace release reads lies on this lattice or a coarser one:
+#: records are truncated to multiples of it (:func:`snap_records`), so sums of up to 2^32
+#: records in [-1, 1] are exact in double precision, whatever the order of addition
+RECORD_LATTICE = 2.0**-20
+#: lattice steps per noise scale (above the record lattice): γ = 2^(⌊log2 b⌋ − 30)
+LATTICE_BITS = 30
+
+
+def snap_records(X: np.ndarray) -> np.ndarray:
+    """X with every value truncated toward 0 to a multiple of :data:`RECORD_LATTICE`:
+    |x̂| ≤ |x| coordinate by coordinate, so every box, ball and L1 bound on the records
+    still holds, and every sum of them is exact (module docstring of
+    :mod:`.sampling`). Exact operations only (scaling by powers of two, ``trunc``)."""
+    X = np.asarray(X, dtype=np.float64)
+    return np.trunc(X * (1.0 / RECORD_LATTICE)) * RECORD_LATTICE
+
+
 @dataclass(frozen=True)
 class LaplaceMechanism:
-    """Laplace mechanism for a vector-valued query with L1 sensitivity ``sensitivity``.
+    """The Laplace mechanism on a lattice, for a vector query with L1 sensitivity
+    ``sensitivity`` (Δ) of which one record changes at most ``coordinates`` (p) entries.
 
-    Adding i.i.d. ``Lap(b)`` with ``b = sensitivity / epsilon`` to every coordinate of the
-    query gives ``epsilon``-DP (Dwork et al. 2006). Density ``exp(-|x|/b) / (2b)``,
-    variance ``2 b^2``.
+    The nominal scale is b = Δ/ε. The release is ``γ·(round(q/γ) + Z)`` on the public
+    lattice γℤ, γ = max(2^(⌊log2 b⌋ − 30), 2^-20), with Z the exact discrete Laplace
+    of :mod:`.sampling`. Rounding to γ moves each changed entry of a neighbour's answer
+    by less than two steps (one for the rounding, one for floating-point error in the
+    answer, which is far below a step: record sums are exact, see
+    :func:`snap_records`), so the lattice answers differ by at most
+    Δ_γ = ⌈Δ/γ⌉ + 2p steps in L1. Z's scale σ = t/s is the smallest dyadic rational
+    ≥ Δ_γ/ε at 30 bits, so the release is ε-DP exactly: the ratio of the two output
+    probabilities is e^(|z − z'|/σ) ≤ e^(Δ_γ/σ) ≤ e^ε. The released values are exact
+    doubles. ``scale`` = γσ ≈ b (1 + 2pγ/Δ), ``variance`` the discrete one.
     """
 
     epsilon: float
     sensitivity: float
+    coordinates: int = 1
 
     def __post_init__(self) -> None:
         _check_budget("Laplace", self.epsilon, self.sensitivity)
+        if int(self.coordinates) < 1:
+            raise ValueError(f"Laplace coordinates must be >= 1, got {self.coordinates}")
+        from .sampling import MAX_NUMERATOR
+
+        if self._steps[0] > MAX_NUMERATOR:
+            raise ValueError(
+                f"Laplace noise at epsilon={self.epsilon:g} over {self.coordinates} entries "
+                "is too wide for the exact integer sampler (scale above 2^46 lattice steps)"
+            )
 
     @property
     def delta(self) -> float:
         return 0.0
 
     @property
+    def lattice(self) -> float:
+        """γ: a power of two, 2^-30 of the nominal scale b, never below the record
+        lattice."""
+        b = self.sensitivity / self.epsilon
+        return max(2.0 ** (math.floor(math.log2(b)) - LATTICE_BITS), RECORD_LATTICE)
+
+    @functools.cached_property
+    def _steps(self) -> tuple[int, int]:
+        """(t, s): Z's scale σ = t/s in lattice steps, ≥ (⌈Δ/γ⌉ + 2p)/ε exactly."""
+        from .sampling import dyadic_at_least
+
+        steps = math.ceil(self.sensitivity / self.lattice) + 2 * int(self.coordinates)
+        return dyadic_at_least(steps, self.epsilon)
+
+    @property
+    def sigma(self) -> float:
+        t, s = self._steps
+        return t / s
+
+    @property
     def scale(self) -> float:
-        """Laplace scale ``b = Δ₁ / ε``."""
-        return self.sensitivity / self.epsilon
+        """The noise's scale in the answer's units, γσ (≥ b = Δ/ε)."""
+        return self.lattice * self.sigma
 
     @property
     def variance(self) -> float:
-        return 2.0 * self.scale**2
+        q = math.exp(-1.0 / self.sigma)
+        return 2.0 * q / (1.0 - q) ** 2 * self.lattice**2
+
+    def snap(self, answer) -> np.ndarray:
+        """The answer rounded to the lattice (half up): γ·⌊q/γ + ½⌋."""
+        g = self.lattice
+        return np.floor(np.asarray(answer, dtype=np.float64) / g + 0.5) * g
 
     def noise(self, rng: np.random.Generator, shape: int | tuple[int, ...]) -> np.ndarray:
-        """Draw Laplace noise of the given shape from ``rng``."""
-        return rng.laplace(0.0, self.scale, size=shape)
+        """γ·Z of the given shape, Z exact discrete Laplace from ``rng``; add it to
+        :meth:`snap` of the answer (:meth:`add`)."""
+        from .sampling import discrete_laplace
+
+        t, s = self._steps
+        return discrete_laplace(rng, t, s, shape).astype(np.float64) * self.lattice
+
+    def add(self, answer, noise) -> np.ndarray:
+        """The release: the snapped answer plus noise from :meth:`noise` (both on the
+        lattice, so the sum is exact)."""
+        return self.snap(answer) + noise
 
     def log_likelihood(self, output: np.ndarray, answer: np.ndarray) -> np.ndarray:
-        """Elementwise ``log f(output | answer) = −|output − answer|/b − log 2b``."""
-        b = self.scale
-        return -np.abs(np.asarray(output, float) - answer) / b - math.log(2.0 * b)
+        """Elementwise ``log P(output | answer) = −|z|/σ + log tanh(1/(2σ))`` with
+        z = output/γ − round(answer/γ) in lattice steps."""
+        g, sigma = self.lattice, self.sigma
+        z = np.asarray(output, float) / g - self.snap(answer) / g
+        return -np.abs(z) / sigma + math.log(math.tanh(0.5 / sigma))
 
 
 @dataclass(frozen=True)

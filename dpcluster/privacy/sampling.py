@@ -1,0 +1,84 @@
+"""Exact discrete Laplace samples from integer draws only (docs/privacy.md, "The sampler").
+
+The continuous Laplace of ``numpy`` (inverse CDF in floating point) leaks through the low
+bits of its outputs: the set of doubles that ``x + Lap(b)`` can reach depends on x, so an
+output can be impossible under one neighbour and possible under the other (Mironov,
+CCS 2012). A mechanism here instead releases a point of a public lattice γℤ: the answer
+rounded to the lattice plus γ·Z, with Z drawn from the discrete Laplace
+
+    P(Z = z) = (1 − q)/(1 + q) · q^|z|,   q = exp(−1/σ),   σ = t/s > 0 (t, s integers),
+
+by Algorithm 2 of Canonne, Kamath and Steinke, "The Discrete Gaussian for Differential
+Privacy" (NeurIPS 2020). Every step is a comparison of uniform integers from the caller's
+generator, so the distribution is exact: no rounding enters it. Each sample costs a few
+integer draws on average; the work is vectorised over the requested shape with rejection
+masks.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: the largest integer scale numerator t the int64 arithmetic below admits: t·K and t·V
+#: stay below 2^63 while K, V < 2^16, which fails with probability below 1/(2^16)!
+MAX_NUMERATOR = 2**46
+
+
+def bernoulli_exp(rng: np.random.Generator, num: np.ndarray, den: int) -> np.ndarray:
+    """(n,) bool: Bernoulli(exp(−num/den)) for integer ``num`` in [0, den] (CKS Algorithm 1
+    for γ ∈ [0, 1]): K ← 1; while Bernoulli(γ/K): K ← K + 1; return K odd. The entries
+    still looping in round K all share that K, so each round is one draw below den·K."""
+    num = np.asarray(num, dtype=np.int64)
+    odd = np.ones(num.shape, dtype=bool)
+    active = np.flatnonzero(num > 0)  # γ = 0: K = 1, true
+    k = 1
+    while active.size:
+        active = active[rng.integers(0, den * k, size=active.size) < num[active]]
+        k += 1
+        odd[active] = k % 2 == 1
+    return odd
+
+
+def _geometric_exp1(rng: np.random.Generator, n: int) -> np.ndarray:
+    """(n,) int64: the number of successes of Bernoulli(exp(−1)) before the first failure."""
+    v = np.zeros(n, dtype=np.int64)
+    active = np.arange(n)
+    while active.size:
+        active = active[bernoulli_exp(rng, np.ones(active.size, dtype=np.int64), 1)]
+        v[active] += 1
+    return v
+
+
+def discrete_laplace(rng: np.random.Generator, t: int, s: int, shape) -> np.ndarray:
+    """int64 array of ``shape``: exact samples of the discrete Laplace with scale σ = t/s
+    (module docstring), t and s positive integers, t ≤ :data:`MAX_NUMERATOR`."""
+    t, s = int(t), int(s)
+    if not (0 < t <= MAX_NUMERATOR and s > 0):
+        raise ValueError(f"discrete Laplace needs 0 < t <= 2^46 and s > 0, got t={t}, s={s}")
+    size = int(np.prod(shape, dtype=np.int64))
+    out = np.empty(size, dtype=np.int64)
+    pending = np.arange(size)
+    while pending.size:
+        m = pending.size
+        u = rng.integers(0, t, size=m)
+        keep = bernoulli_exp(rng, u, t)  # D ~ Bernoulli(exp(−U/t))
+        y = (u + t * _geometric_exp1(rng, m)) // s  # X = U + tV ~ Geom(e^{-1/t}); Y = ⌊X/s⌋
+        negative = rng.integers(0, 2, size=m).astype(bool)
+        keep &= ~(negative & (y == 0))  # −0 is rejected so that 0 is not counted twice
+        out[pending[keep]] = np.where(negative[keep], -y[keep], y[keep])
+        pending = pending[~keep]
+    return out.reshape(shape)
+
+
+def dyadic_at_least(value_num: int, value_den: float, bits: int = 30) -> tuple[int, int]:
+    """(t, s) with s a power of two and t/s ≥ value_num/value_den exactly, t/s within a
+    relative 2^-bits of it (above 2^bits, s = 1 and t is the ceiling). ``value_den`` is a
+    positive float, read exactly as the dyadic rational it is."""
+    from fractions import Fraction
+
+    value = Fraction(int(value_num)) / Fraction(value_den)
+    shift = max(0, bits - max(0, math.floor(math.log2(value)) if value >= 1 else 0))
+    s = 2**shift
+    return math.ceil(value * s), s
