@@ -22,7 +22,7 @@ from . import data
 from .algorithms.methods import radius
 from .experiments import ALGORITHMS
 from .kernels import labels, nicv
-from .privacy import LOCAL, USER_EPSILON, Ledger
+from .privacy import LOCAL, USER_EPSILON, ExactRelease, Ledger
 
 
 def central_methods() -> dict:
@@ -125,14 +125,21 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    cluster_centers_ : (k, d) centres in the data's units.
+    cluster_centers_ : (k, d) centres in the data's units: **the private release**, with
+        ``ledger_``.
     labels_ : (N,) nearest centre of each training record, in the scaled space the
-        algorithm works in.
+        algorithm works in. **Not private**: an exact function of the training data
+        (scikit-learn's convention), for the data holder's own use.
     inertia_ : sum of squared distances to the assigned centres, in the data's units.
-    nicv_ : the paper's NICV of the fit on the scaled training data.
-    n_iter_ : iterations the method ran.
+        **Not private**, as ``labels_``.
+    nicv_ : the paper's NICV of the fit on the scaled training data. **Not private**.
+    n_iter_, method_, reason_ : iterations the method ran, what ``auto`` chose and why:
+        functions of the fit's noisy releases (the plan's noisy count Ñ, docs/privacy.md),
+        so post-processing.
     ledger_ : the :class:`~dpcluster.privacy.Ledger` of the fit; ``ledger_.total_epsilon``
-        is what holds.
+        is what provably holds under add/remove one record. With ``bounds=None`` the
+        data's own min and max are read exactly, and it is ``inf`` (the ε asked for is
+        ``ledger_.claimed_epsilon``).
     bounds_ : (lo, hi) arrays used for scaling.
     n_features_in_, feature_names_in_ : as scikit-learn's estimators set them.
     """
@@ -215,6 +222,15 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             **params,
         )
         res.ledger.bounds = "public" if self.bounds is not None else "data"
+        if self.bounds is None:  # the scaling read the data's exact min and max
+            res.ledger.record(
+                ExactRelease(
+                    "the data's min and max (bounds=None)",
+                    claim="bounds=None treats the data's range as public",
+                    claimed_epsilon=0.0,
+                ),
+                "the data's min and max, read exactly to scale it (bounds=None)",
+            )
         self.ledger_ = res.ledger
         self.method_ = str(res.info.get("chosen", self.method))
         self.reason_ = str(res.info.get("reason", ""))

@@ -16,6 +16,7 @@ from dpcluster.privacy import LaplaceMechanism
 dplloyd_module = importlib.import_module("dpcluster.algorithms.dplloyd")
 eugkm_module = importlib.import_module("dpcluster.algorithms.eugkm")
 gkm_module = importlib.import_module("dpcluster.algorithms.gkm")
+targets_module = importlib.import_module("dpcluster.audit.targets")
 
 
 def scaled_laplace(f: float) -> type[LaplaceMechanism]:
@@ -23,8 +24,8 @@ def scaled_laplace(f: float) -> type[LaplaceMechanism]:
 
     class Overspent(LaplaceMechanism):
         @property
-        def scale(self) -> float:
-            return self.sensitivity / (f * self.epsilon)
+        def noise_epsilon(self) -> float:
+            return f * self.epsilon
 
     return Overspent
 
@@ -38,10 +39,10 @@ def swapped_split(d: int) -> type[LaplaceMechanism]:
 
     class Swapped(LaplaceMechanism):
         @property
-        def scale(self) -> float:
+        def noise_epsilon(self) -> float:
             if self.sensitivity == 1.0:  # the counts (the sums' sensitivity is d·r > 1)
-                return c / self.epsilon
-            return self.sensitivity / (c * self.epsilon)
+                return self.epsilon / c  # scale c/ε_count
+            return c * self.epsilon  # scale Δ/(c·ε_sum)
 
     return Swapped
 
@@ -67,4 +68,39 @@ def improved_target_in(d: int):
         run=run,
         pair=lambda: (D, D2),
         params={**base.params, "d": d},
+    )
+
+
+def exact_n_auto(X, k, epsilon, rng, r=1.0):
+    """``auto`` as it was before the plan: its rules read the exact N = len(X), and its
+    ledger books ε as if N were public."""
+    from dpcluster.algorithms import methods
+    from dpcluster.algorithms.auto import choose, clip_share
+    from dpcluster.algorithms.dplloyd import DPResult
+
+    N, d = np.shape(X)
+    method, reason = choose(N, k, d, epsilon, r)
+    params = {"clip": clip_share(N, d, epsilon)} if method == "dplloyd_improved" else {}
+    res = methods.CHOSEN[method](X, k, epsilon, rng, r, n=N, **params)
+    return DPResult(res.centroids, res.ledger, res.iterations, {**res.info, "chosen": method})
+
+
+def exact_n_target(method="auto", rule="auto's method", k=2, d=2, nth=0):
+    """The audit target of ``method`` with its rules on the exact N (:func:`exact_n_auto`,
+    or the estimator's improved DPLloyd given n = N), its pair at the rule's switch at ε."""
+    from dpcluster.algorithms.methods import fit_dplloyd_improved, fit_hybrid
+
+    def one(X, epsilon, rng):
+        if method == "auto":
+            res = exact_n_auto(X, k, epsilon, rng)
+        else:
+            fit = fit_hybrid if method == "hybrid" else fit_dplloyd_improved
+            res = fit(X, k, epsilon, rng, n=len(X))
+        return res.centroids, res.ledger, targets_module.path_of(res)
+
+    return dataclasses.replace(
+        targets()[f"{method} @ {rule}"],
+        name=f"{method} (exact N) @ {rule}",
+        run=targets_module._per_trial(one),
+        pair=targets_module.switch_pair(rule, k, d, nth, planned=False),
     )

@@ -48,6 +48,8 @@ from .dplloyd import DPResult
 
 #: the share of ε on the tree's counts; the rest goes to the leaves' sums
 COUNT_SHARE = 0.2
+#: the longest hash: node ids are int64 prefixes
+MAX_DEPTH = 62
 
 
 def default_depth(k: int) -> int:
@@ -133,6 +135,8 @@ def lsh_splits(
     if not 0.0 < count_share < 1.0:
         raise ValueError(f"count_share must lie in (0, 1), got {count_share}")
     D = int(depth) or default_depth(k)
+    if not 1 <= D <= MAX_DEPTH:  # refused before anything is released
+        raise ValueError(f"depth must lie in 0..{MAX_DEPTH} (0: the default), got {depth}")
     dir_rng, count_rng, sum_rng, km_rng = rng.spawn(4)
     directions = dir_rng.standard_normal((D, d))
     bits = _hash_bits(X, directions)

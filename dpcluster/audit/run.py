@@ -27,7 +27,7 @@ from ..exits import Exit
 from ..privacy import observe
 from ..rng import stream
 from .catalogue import not_private, targets
-from .stats import blackbox_ceiling, blackbox_epsilon, whitebox_epsilon
+from .stats import blackbox_ceiling, blackbox_epsilon, discrete_epsilon, whitebox_epsilon
 from .targets import Target, TrialIndex
 
 DEFAULT_EPSILONS = (0.5, 1.0, 2.0)
@@ -54,6 +54,7 @@ COLUMNS = [
     "epsilon_lb_blackbox",
     "blackbox_ceiling",
     "epsilon_lb_whitebox",
+    "epsilon_lb_discrete",
     "release_lb_over_booked",
     "verdict",
     "note",
@@ -77,8 +78,8 @@ class TranscriptLLR:
         self.releases = 0
         #: each release's own LLR per trial, keyed by (purpose, its ordinal in the run), and
         #: the ε its mechanism books: a release is checked against its own ledger entry
-        self.per_release: dict[tuple[str, int], np.ndarray] = {}
-        self.release_epsilon: dict[tuple[str, int], float] = {}
+        self.per_release: dict[tuple[str, int, float], np.ndarray] = {}
+        self.release_epsilon: dict[tuple[str, int, float], float] = {}
         self._ordinal: dict[str, int] = {}
         self._trial_seen = -1
 
@@ -91,7 +92,9 @@ class TranscriptLLR:
             self._ordinal, self._trial_seen = {}, self.trial.current
         ordinal = self._ordinal.get(rel.purpose, 0)
         self._ordinal[rel.purpose] = ordinal + 1
-        key = (rel.purpose, ordinal)
+        # trials of a planned fit take different paths, so the same ordinal may book
+        # different ε: a release is compared with trials that booked the same
+        key = (rel.purpose, ordinal, float(mech.epsilon))
         own = self.per_release.setdefault(key, np.zeros(self.n))
         # a batched release with r rows per trial is r reports of its mechanism (local
         # targets encode several values per trial); elsewhere one row is one trial
@@ -127,6 +130,8 @@ class SideRuns:
     llr: np.ndarray
     ledger: object
     worst_release: tuple[float, str] = (0.0, "")
+    #: each trial's discrete path (:func:`~.targets.path_of`), when the target reports it
+    paths: tuple = ()
 
 
 def _run_side(
@@ -142,19 +147,45 @@ def _run_side(
     else:
         features, ledger = target.run(data, epsilon, rng, n, rec.trial)
     return SideRuns(
-        np.asarray(features), rec.llr, ledger, rec.worst_release() if target.whitebox else (0.0, "")
+        np.asarray(features),
+        rec.llr,
+        ledger,
+        rec.worst_release() if target.whitebox else (0.0, ""),
+        tuple(rec.trial.paths),
     )
 
 
-def linear_scores(F: np.ndarray, F2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Black-box scores: ``F @ w`` with ``w = (mean F2 − mean F)/(pooled variance)``, the
-    means and variances taken over the first halves only (the fitting halves)."""
+def linear_scores(F: np.ndarray, F2: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Black-box statistics, each fitted on the first halves only: the linear score
+    ``F @ w`` with ``w = (mean F2 − mean F)/(pooled variance)``, and its distance from the
+    fitting halves' median, which sees a side whose outputs spread wider on both tails
+    (:func:`~.stats.blackbox_epsilon` tries both directions of each)."""
     h, h2 = len(F) // 2, len(F2) // 2
     a = F[:h].astype(np.float64)
     b = F2[:h2].astype(np.float64)
     var = (a.var(axis=0) + b.var(axis=0)) / 2.0
     w = (b.mean(axis=0) - a.mean(axis=0)) / (var + 1e-12)
-    return F.astype(np.float64) @ w, F2.astype(np.float64) @ w
+    s, s2 = F.astype(np.float64) @ w, F2.astype(np.float64) @ w
+    centre = float(np.median(np.concatenate([s[:h], s2[:h2]]))) if h + h2 else 0.0
+    return [(s, s2), (np.abs(s - centre), np.abs(s2 - centre))]
+
+
+def paths_differ(a: tuple, b: tuple, share: float = 0.05, least: int = 20) -> str:
+    """A path (:func:`~.targets.path_of`) taken by at least ``share`` of one side's trials,
+    and by ``least`` of them, and by none of the other's, or "" (a path seen that often
+    under one neighbour cannot be absent under the other by chance at the audited ε).
+    The white-box likelihood assumes that every decision is a function of earlier
+    releases, so both sides would take the same path given the same releases; a path only one side ever takes means a decision read the
+    data, and the white-box bound is then refused (docs/audit.md)."""
+    for one, other in ((a, b), (b, a)):
+        if not one:
+            continue
+        values, counts = np.unique(np.asarray(one, dtype=str), return_counts=True)
+        seen = set(other)
+        for v, c in zip(values, counts, strict=True):
+            if c >= max(share * len(one), least) and v not in seen:
+                return str(v)
+    return ""
 
 
 def verdict(lb_claimed: float, lb_provable: float, claimed: float, provable: float) -> str:
@@ -168,9 +199,10 @@ def verdict(lb_claimed: float, lb_provable: float, claimed: float, provable: flo
     return "consistent"
 
 
-def _bounds(a: SideRuns, b: SideRuns, s, s2, delta: float, whitebox: bool) -> tuple[float, float]:
-    """(black-box, white-box) lower bounds at δ; white-box NaN when it does not apply."""
-    bb = blackbox_epsilon(s, s2, delta)
+def _bounds(a: SideRuns, b: SideRuns, scores, delta: float, whitebox: bool) -> tuple[float, float]:
+    """(black-box, white-box) lower bounds at δ; white-box NaN when it does not apply.
+    ``scores``: :func:`linear_scores`."""
+    bb = blackbox_epsilon([s for s, _ in scores], [s2 for _, s2 in scores], delta)
     wb = (
         max(whitebox_epsilon(a.llr, delta), whitebox_epsilon(b.llr, delta))
         if whitebox
@@ -185,22 +217,30 @@ def audit_target(
     """One audit.csv row for ``target`` at ``epsilon``."""
     n = int(trials or target.trials)
     start = time.perf_counter()
-    D, D2 = target.pair()
+    D, D2 = target.pair(epsilon) if target.at_epsilon else target.pair()
     a = _run_side(target, D, D2, epsilon, n, seed, "D")
     b = _run_side(target, D2, D, epsilon, n, seed, "D'")
     ledger = a.ledger
     claimed, provable = ledger.claimed_epsilon, ledger.total_epsilon
     delta_claimed = ledger.claimed_delta
     notes = [target.note] if target.note else []
-    s, s2 = linear_scores(a.features, b.features)
-    bb, wb = _bounds(a, b, s, s2, delta_claimed, target.whitebox)
+    scores = linear_scores(a.features, b.features)
+    bb, wb = _bounds(a, b, scores, delta_claimed, target.whitebox)
     same_delta = ledger.total_delta == delta_claimed
-    bb0, wb0 = (bb, wb) if same_delta else _bounds(a, b, s, s2, ledger.total_delta, target.whitebox)
+    bb0, wb0 = (
+        (bb, wb) if same_delta else _bounds(a, b, scores, ledger.total_delta, target.whitebox)
+    )
     if a.features.shape[1] == 0:  # no output to look at
         bb = bb0 = float("nan")
         notes.append("no black-box bound: the entry returns no 'centroids'")
-    lb = np.nanmax([bb, wb, 0.0])
-    lb0 = np.nanmax([bb0, wb0, 0.0])
+    disc = discrete_epsilon(a.paths, b.paths) if a.paths and b.paths else float("nan")
+    if (only := paths_differ(a.paths, b.paths)) and target.whitebox:
+        wb = wb0 = float("nan")
+        notes.append(f"white-box refused: only one side took the path '{only[:80]}'")
+    if target.at_epsilon:
+        notes.append(f"pair at N = {len(D)} -> {len(D2)}")
+    lb = np.nanmax([bb, wb, disc, 0.0])
+    lb0 = np.nanmax([bb0, wb0, disc, 0.0])
     ratio, which = max(a.worst_release, b.worst_release)
     release_violated = ratio > 1 + ROUNDING  # one release leaks more than its entry books
     if release_violated:
@@ -223,6 +263,7 @@ def audit_target(
         "epsilon_lb_blackbox": bb,
         "blackbox_ceiling": ceiling,
         "epsilon_lb_whitebox": wb,
+        "epsilon_lb_discrete": disc,
         "release_lb_over_booked": ratio if target.whitebox else float("nan"),
         "verdict": "violation of provable ε"
         if release_violated

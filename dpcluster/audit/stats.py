@@ -64,27 +64,63 @@ def _threshold_bound(pos: np.ndarray, neg: np.ndarray, c: np.ndarray, delta: flo
         return np.where(low > delta, np.log((low - delta) / high), -np.inf)
 
 
-def blackbox_epsilon(score_d: np.ndarray, score_d2: np.ndarray, delta: float = 0.0) -> float:
-    """95 % lower bound on ε from scalar scores of trials on D and D' (n each).
+def blackbox_epsilon(score_d, score_d2, delta: float = 0.0) -> float:
+    """95 % lower bound on ε from scalar scores of trials on D and D' (n each), or from
+    a list of such (score_d, score_d2) pairs, several statistics of the same trials.
 
-    Both directions are tried (``score ≥ c`` more likely under D', or under D, with the
-    score negated); the direction and c that give the largest bound on the first halves
-    are certified on the second halves. Returns max(0, ε_lb).
+    Every statistic is tried in both directions (``score ≥ c`` more likely under D', or
+    ``score ≤ c`` more likely under D); the statistic, direction and c that give the
+    largest bound on the first halves are certified on the second halves, so choosing
+    among them costs no confidence. Returns max(0, ε_lb).
     """
-    d_fit, d_test = _halves(np.asarray(score_d, float))
-    d2_fit, d2_test = _halves(np.asarray(score_d2, float))
+    pairs = [(score_d, score_d2)] if np.ndim(score_d) == 1 else list(zip(score_d, score_d2))
     best, choice = -np.inf, None
-    for sign, pos, neg in ((1.0, d2_fit, d_fit), (-1.0, -d_fit, -d2_fit)):
-        c = np.unique(np.concatenate([pos, neg]))
-        bounds = _threshold_bound(pos, neg, c, delta)
-        i = int(np.argmax(bounds))
-        if bounds[i] > best:
-            best, choice = bounds[i], (sign, c[i])
+    for which, (s, s2) in enumerate(pairs):
+        d_fit, _ = _halves(np.asarray(s, float))
+        d2_fit, _ = _halves(np.asarray(s2, float))
+        for sign, pos, neg in ((1.0, d2_fit, d_fit), (-1.0, -d_fit, -d2_fit)):
+            c = np.unique(np.concatenate([pos, neg]))
+            bounds = _threshold_bound(pos, neg, c, delta)
+            i = int(np.argmax(bounds))
+            if bounds[i] > best:
+                best, choice = bounds[i], (which, sign, c[i])
     if choice is None:
         return 0.0
-    sign, c = choice
+    which, sign, c = choice
+    _, d_test = _halves(np.asarray(pairs[which][0], float))
+    _, d2_test = _halves(np.asarray(pairs[which][1], float))
     pos, neg = (d2_test, d_test) if sign > 0 else (-d_test, -d2_test)
     return max(0.0, float(_threshold_bound(pos, neg, np.array([c]), delta)[0]))
+
+
+def discrete_epsilon(labels_d, labels_d2) -> float:
+    """95 % lower bound on ε from a discrete output (the method run, its iteration count,
+    the ledger's shape): the event {Y = v} and its direction (more likely under D' or
+    under D) are chosen on the first halves and certified on the second halves with
+    Clopper–Pearson, as :func:`blackbox_epsilon` does. Returns max(0, ε_lb)."""
+    a = np.asarray(labels_d, dtype=object).astype(str)
+    b = np.asarray(labels_d2, dtype=object).astype(str)
+    values, codes = np.unique(np.concatenate([a, b]), return_inverse=True)
+    ca, cb = codes[: len(a)], codes[len(a) :]
+    (a_fit, a_test), (b_fit, b_test) = _halves(ca), _halves(cb)
+
+    def bound(pos, neg, v) -> float:
+        low, _ = clopper_pearson(int((pos == v).sum()), len(pos))
+        _, high = clopper_pearson(int((neg == v).sum()), len(neg))
+        return math.log(low / high) if low > 0 else -math.inf
+
+    best, choice = -math.inf, None
+    for v in range(len(values)):
+        for side in (0, 1):
+            pos, neg = (b_fit, a_fit) if side == 0 else (a_fit, b_fit)
+            value = bound(pos, neg, v)
+            if value > best:
+                best, choice = value, (v, side)
+    if choice is None or len(a_test) == 0 or len(b_test) == 0:
+        return 0.0
+    v, side = choice
+    pos, neg = (b_test, a_test) if side == 0 else (a_test, b_test)
+    return max(0.0, bound(pos, neg, v))
 
 
 def whitebox_epsilon(llr: np.ndarray, delta: float = 0.0, min_hits: int = 10) -> float:

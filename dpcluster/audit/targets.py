@@ -28,10 +28,13 @@ from ..algorithms.eugkm import eugkm
 from ..algorithms.gkm import gkm, gkm_aggregate
 from ..algorithms.hybrid import hybrid
 from ..algorithms.lsh_splits import lsh_splits
-from ..algorithms.methods import auto, fit_dplloyd_improved
+from ..algorithms.methods import auto, fit_dplloyd_improved, fit_hybrid
 from ..algorithms.pgkm import genetic_kmeans
+from ..algorithms.plan import COUNT_SHARE
 from ..algorithms.reference import private_mean
 from ..privacy import Ledger
+from ..privacy.budget import split
+from .switches import pair_at, rules, switch_points
 
 #: what a target's run returns: outputs as features (n, p) and the ledger of one trial
 RunResult = tuple[np.ndarray, Ledger]
@@ -48,7 +51,8 @@ class Target:
     trials    default trials per side
     run       ``run(data, epsilon, rng, n) -> (features (n, p), ledger of one trial)``;
               a local target's ``data`` holds every trial's input, trial after trial
-    pair      ``pair() -> (D, D')``: the two neighbouring inputs
+    pair      ``pair() -> (D, D')``: the two neighbouring inputs; ``pair(ε)`` when
+              ``at_epsilon`` (a pair placed at a rule's switch, which moves with ε)
     whitebox  False when a run's releases are not functions of ``data`` (GkM's shuffle):
               then only the black-box bound applies
     per_trial True when ``run`` loops over trials itself and sets the observer's trial index
@@ -67,6 +71,7 @@ class Target:
     note: str = ""
     private: bool = True
     extra: dict = field(default_factory=dict)
+    at_epsilon: bool = False
 
 
 # --- central pairs -------------------------------------------------------------------------
@@ -88,9 +93,23 @@ def _inits(n_sets: int, k: int = K_CENTRAL, d: int = D_CENTRAL) -> np.ndarray:
 
 
 class TrialIndex:
-    """Set by per-trial runs so the observer knows which trial a release belongs to."""
+    """Set by per-trial runs so the observer knows which trial a release belongs to; runs
+    that report a discrete path per trial (:func:`path_of`) append it to ``paths``."""
 
-    current = 0
+    def __init__(self):
+        self.current = 0
+        self.paths: list[str] = []
+
+
+def path_of(res) -> str:
+    """A run's discrete outputs as one label: the method it ran, its iteration count, its
+    ledger's shape (each release's purpose and round) and how many distinct centres it
+    returned. Under DP these are outputs like any other: neighbours must not be told
+    apart by them (docs/audit.md)."""
+    C = np.asarray(res.centroids, dtype=np.float64).reshape(len(res.centroids), -1)
+    shape = ";".join(f"{e.purpose}#{e.round}" for e in res.ledger.entries)
+    distinct = len(np.unique(C, axis=0))
+    return f"{res.info.get('chosen', '')}|t={res.iterations}|{shape}|distinct={distinct}"
 
 
 def _dplloyd(improved: bool, iterations: int = 5):
@@ -120,14 +139,17 @@ def _dplloyd(improved: bool, iterations: int = 5):
 
 
 def _per_trial(one: Callable[[np.ndarray, float, np.random.Generator], tuple]):
-    """A run that loops over trials: ``one(X, ε, rng) -> (centroids, ledger)``."""
+    """A run that loops over trials: ``one(X, ε, rng) -> (centroids, ledger)``, or
+    ``(centroids, ledger, path)`` with the trial's discrete path (:func:`path_of`)."""
 
     def run(X, epsilon, rng, n, trial: TrialIndex | None = None):
         out, ledger = [], None
         for i, g in enumerate(rng.spawn(n)):
             if trial is not None:
                 trial.current = i
-            C, ledger = one(X, epsilon, g)
+            C, ledger, *path = one(X, epsilon, g)
+            if trial is not None and path:
+                trial.paths.append(path[0])
             out.append(np.asarray(C, float).reshape(-1))
         return np.array(out), ledger
 
@@ -176,7 +198,67 @@ def _mean_one(X, epsilon, rng):
 
 def _auto_one(X, epsilon, rng):
     res = auto(X, K_CENTRAL, epsilon, rng)
-    return res.centroids, res.ledger
+    return res.centroids, res.ledger, path_of(res)
+
+
+#: the estimator's fits a switch target may run
+SWITCH_FITS = {"auto": auto, "dplloyd_improved": fit_dplloyd_improved, "hybrid": fit_hybrid}
+
+
+def _fit_in(method: str, k: int):
+    fit = SWITCH_FITS[method]
+
+    def one(X, epsilon, rng):
+        res = fit(X, k, epsilon, rng)
+        return res.centroids, res.ledger, path_of(res)
+
+    return one
+
+
+#: (rule, k, d) of the switch targets: each puts its pair at the rule's first switch
+#: (rule, k, d, which switch: 0 the first) of the switch targets; EUGkM's m first switches
+#: where auto's method does (a grid becomes possible), so its target takes the second
+SWITCHES = (
+    ("auto", "auto's method", 2, 2, 0),
+    ("hybrid", "the hybrid switch", 2, 2, 0),
+    ("auto", "EUGkM's grid m", 2, 2, 1),
+    ("auto", "the clip share", 3, 5, 0),
+    ("dplloyd_improved", "improved DPLloyd's passes t", 3, 5, 0),
+)
+
+
+def switch_pair(rule: str, k: int, d: int, nth: int = 0, planned: bool = True):
+    """``pair(ε)``: D and D + corner at the ``nth`` N where ``rule`` switches at (k, d)
+    and the ε it reads: what is left after Ñ when ``planned`` (the plan's rules), else ε
+    (the standard N when the scan finds none)."""
+
+    def pair(epsilon):
+        used = split(epsilon, COUNT_SHARE)[1] if planned else epsilon
+        points = switch_points(rules(k, d, used)[rule])
+        return pair_at(points[nth] if len(points) > nth else N_CENTRAL, d)
+
+    return pair
+
+
+def switch_targets() -> list[Target]:
+    """The estimator's planned fits at a switch of each of their size rules, found by
+    scanning N (:mod:`.switches`): the discrete test sees a path that one side takes and
+    the other does not, and the white-box refuses when that happens."""
+    return [
+        Target(
+            name=f"{method} @ {rule}",
+            covers=(method,),
+            kind="central",
+            params={"k": k, "d": d, "neighbour": "D + corner at the rule's first switch"},
+            trials=200 if method == "hybrid" else 300,
+            run=_per_trial(_fit_in(method, k)),
+            pair=switch_pair(rule, k, d, nth),
+            per_trial=True,
+            at_epsilon=True,
+            note=f"pair at the first switch of {rule} (scanned N)",
+        )
+        for method, rule, k, d, nth in SWITCHES
+    ]
 
 
 def _gkm_one(block: str):
@@ -303,6 +385,7 @@ def central_targets() -> list[Target]:
             per_trial=True,
             note="the method auto chooses at this (N, d, k, ε); the choice is public",
         ),
+        *switch_targets(),
         Target(
             name="gkm (aggregation)",
             covers=("gkm", "gkm_3k"),

@@ -6,11 +6,18 @@ dpcluster/algorithms/lsh_splits.py, reference.py and auto.py)."""
 from __future__ import annotations
 
 from ..algorithms import methods
-from ..algorithms.lsh_splits import COUNT_SHARE, lsh_splits
+from ..algorithms.lsh_splits import COUNT_SHARE, MAX_DEPTH, lsh_splits
 from .protocol import AlgorithmInfo, Param, central_fit, central_method
 
 _LSH_PARAMS = {
-    "depth": Param(0, int, "hash length D (0: ceil(log2 k) + 3)", minimum=0),
+    "depth": Param(
+        0,
+        int,
+        "hash length D (0: ceil(log2 k) + 3)",
+        minimum=0,
+        maximum=MAX_DEPTH,
+        maximum_reason="node ids are 63-bit integers",
+    ),
     "count_share": Param(
         COUNT_SHARE,
         float,

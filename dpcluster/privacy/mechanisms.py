@@ -92,13 +92,19 @@ class LaplaceMechanism:
         b = self.sensitivity / self.epsilon
         return max(2.0 ** (math.floor(math.log2(b)) - LATTICE_BITS), RECORD_LATTICE)
 
+    @property
+    def noise_epsilon(self) -> float:
+        """The ε the noise is calibrated to: ``epsilon`` (the audit's planted bugs
+        override it to spend more than they book)."""
+        return self.epsilon
+
     @functools.cached_property
     def _steps(self) -> tuple[int, int]:
         """(t, s): Z's scale σ = t/s in lattice steps, ≥ (⌈Δ/γ⌉ + 2p)/ε exactly."""
         from .sampling import dyadic_at_least
 
         steps = math.ceil(self.sensitivity / self.lattice) + 2 * int(self.coordinates)
-        return dyadic_at_least(steps, self.epsilon)
+        return dyadic_at_least(steps, self.noise_epsilon)
 
     @property
     def sigma(self) -> float:
