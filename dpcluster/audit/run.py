@@ -175,8 +175,9 @@ def paths_differ(a: tuple, b: tuple, share: float = 0.05, least: int = 20) -> st
     and by ``least`` of them, and by none of the other's, or "" (a path seen that often
     under one neighbour cannot be absent under the other by chance at the audited ε).
     The white-box likelihood assumes that every decision is a function of earlier
-    releases, so both sides would take the same path given the same releases; a path only one side ever takes means a decision read the
-    data, and the white-box bound is then refused (docs/audit.md)."""
+    releases, so both sides would take the same path given the same releases; a path
+    only one side ever takes means a decision read the data, and the white-box bound is
+    then refused (docs/audit.md)."""
     for one, other in ((a, b), (b, a)):
         if not one:
             continue
