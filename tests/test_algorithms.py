@@ -105,7 +105,10 @@ def test_eugkm_run_on_s1(s1):
     res = eugkm(s1.X, 15, 1.0, inits, np.random.default_rng(3))
     assert res.info["m"] == 22 and res.info["cells"] == 484
     assert 0 <= res.info["chosen_init"] < 30
-    assert res.ledger.total_epsilon == pytest.approx(1.0)
+    # M reads the exact N, as the paper does: booked as an exact read (∞ under
+    # add/remove one), and the paper's ε claimed
+    assert res.ledger.claimed_epsilon == pytest.approx(1.0)
+    assert res.ledger.total_epsilon == math.inf
     assert kernels.nicv(s1.X, res.centroids) < 0.1  # far better than a random centroid set
 
 
@@ -161,7 +164,9 @@ def test_improved_uses_sphere_packing_and_its_t(s1):
     init = initial_sets(StreamFactory(2), 1, 15, 2, method="sphere_packing")[0]
     res = dplloyd_improved(s1.X, 15, 1.0, init, np.random.default_rng(0))
     assert res.iterations == 2
-    assert len(res.ledger.entries) == 2 * res.iterations
+    # t iterations of counts and sums, and the exact read of N that set t (the paper's)
+    assert len(res.ledger.entries) == 2 * res.iterations + 1
+    assert res.ledger.entries[-1].purpose.startswith("record count N (read exactly")
 
 
 @pytest.mark.parametrize("k,d", [(8, 3), (5, 2), (15, 2), (3, 10)])

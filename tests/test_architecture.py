@@ -151,7 +151,11 @@ def test_every_registry_entry_reaches_the_spec_the_list_the_audit_and_the_estima
     if info.fit is not None:
         X = np.random.default_rng(0).uniform(0, 10, size=(60, 2))
         model = DPKMeans(3, epsilon=2.0, method=name, bounds=(0, 10), random_state=0).fit(X)
-        assert model.cluster_centers_.shape == (3, 2) and model.ledger_.total_epsilon <= 2.0
+        ledger = model.ledger_
+        assert model.cluster_centers_.shape == (3, 2) and ledger.claimed_epsilon <= 2.0
+        # what provably holds: at most ε, or ∞ where GkM's blocks read the exact N (booked)
+        exact = [e for e in ledger.entries if "read exactly" in e.purpose]
+        assert ledger.total_epsilon <= 2.0 or (name in ("gkm", "gkm_3k") and exact)
 
 
 def _shrunk_mean(Z, k, epsilon, rng, r=1.0, shrink=0.5):

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import binomtest, laplace
+from scipy.stats import binomtest
 
 from dpcluster.algorithms.dplloyd import dplloyd_batch
 from dpcluster.audit import (
@@ -59,7 +59,14 @@ def test_blackbox_bound_on_known_laplace_pair():
 def test_laplace_and_exponential_likelihoods():
     m = LaplaceMechanism(0.7, 2.0)
     y, a = np.array([0.3, -4.0, 9.0]), np.array([1.0, 1.0, 1.0])
-    assert np.allclose(m.log_likelihood(y, a), laplace.logpdf(y, loc=a, scale=m.scale))
+    # outputs on the lattice; the discrete Laplace pmf of the steps from the snapped answer
+    y = m.snap(y)
+    z = (y - m.snap(a)) / m.lattice
+    q = math.exp(-1.0 / m.sigma)
+    want = np.log((1 - q) / (1 + q) * q ** np.abs(z))
+    assert np.allclose(m.log_likelihood(y, a), want)
+    # at the same ε and sensitivity, it is the continuous density's ratio up to 1e-5
+    assert m.scale == pytest.approx(2.0 / 0.7, rel=1e-5)
     em = ExponentialMechanism(0.9, 3.0)
     loss = np.array([1.0, 5.0, 2.5, 0.0])
     assert np.allclose(
@@ -86,14 +93,15 @@ def test_dplloyd_transcript_llr_matches_a_direct_density():
     counts, sums = seen
     want = np.zeros(n)
     for rel, which in ((counts, 0), (sums, 1)):
-        b = rel.mechanism.scale
+        m = rel.mechanism
         fD = naive.cluster_stats(D, init[0])[which]
         fD2 = naive.cluster_stats(D2, init[0])[which]
-        for r in range(n):
+        for r in range(n):  # |steps from each snapped answer| / σ
+            steps = rel.output[r] / m.lattice
             want[r] += (
-                laplace.logpdf(rel.output[r], fD, b).sum()
-                - laplace.logpdf(rel.output[r], fD2, b).sum()
-            )
+                np.abs(steps - np.floor(fD2 / m.lattice + 0.5)).sum()
+                - np.abs(steps - np.floor(fD / m.lattice + 0.5)).sum()
+            ) / m.sigma
     assert np.allclose(rec.llr, want, rtol=0, atol=1e-9)
     assert rec.llr.max() <= eps + 1e-12
 

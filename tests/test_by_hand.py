@@ -146,7 +146,9 @@ def test_gkm_noise_mechanism_at_r_two(rule, eps_spent):
 
     mech = noise_mechanism(2, 3, 5, 1.0, r=2.0, rule=rule)
     assert mech.sensitivity == pytest.approx(4.8) and mech.epsilon == pytest.approx(eps_spent)
-    assert mech.scale == pytest.approx(4.8 / eps_spent)
+    # the lattice widens the scale by 2p = 2·k·d steps of γ = 2^-20 in Δ
+    b = 4.8 / eps_spent
+    assert b * (1 + 12 * 2**-20 / 4.8) <= mech.scale <= b * (1 + 13 * 2**-20 / 4.8)
     with pytest.raises(ValueError):
         noise_mechanism(2, 3, 5, 1.0, rule="other")
 
@@ -165,11 +167,17 @@ def test_exponential_mechanism_log_probabilities_by_hand_row_by_row():
 
 
 def test_laplace_log_likelihood_by_hand():
-    """ε = 0.5, Δ = 1: b = 2, log f(x | a) = −|x − a|/2 − log 4."""
+    """ε = 0.5, Δ = 1: b = 2; the lattice γ = 2^-20 (2^-30·b is below the record
+    lattice), Δ_γ = 2^20 + 2 steps, σ = Δ_γ/ε = 2^21 + 4 steps exactly; output 3 is
+    z = 2^21 steps from the answer 1, so log P = −2^21/(2^21 + 4) + log tanh(1/(2σ))."""
     from dpcluster.privacy.mechanisms import LaplaceMechanism
 
-    got = LaplaceMechanism(0.5, 1.0).log_likelihood(np.array([3.0, 1.0, -1.0]), np.ones(3))
-    np.testing.assert_allclose(got, [-1.0 - math.log(4.0), -math.log(4.0), -1.0 - math.log(4.0)])
+    mech = LaplaceMechanism(0.5, 1.0)
+    assert mech.lattice == 2.0**-20 and mech.sigma == 2**21 + 4
+    got = mech.log_likelihood(np.array([3.0, 1.0, -1.0]), np.ones(3))
+    norm = math.log(math.tanh(0.5 / (2**21 + 4)))
+    far = -(2**21) / (2**21 + 4) + norm
+    np.testing.assert_allclose(got, [far, norm, far], rtol=1e-12)
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, math.inf, math.nan])
@@ -291,7 +299,8 @@ def test_gkm_at_r_two_by_hand():
     seen = []
     with observe(seen.append):
         res = gkm(X, 2, 1e6, np.random.default_rng(1), block=100, r=2.0)
-    (entry,) = res.ledger.entries
+    entry, read = res.ledger.entries  # the release, and the exact read of N (l = N / 100)
+    assert read.purpose.startswith("record count N (read exactly") and read.epsilon == math.inf
     assert (entry.purpose, entry.epsilon, entry.sensitivity) == (
         "averaged block centroids (k·d coordinates)",
         1e6,
@@ -330,6 +339,7 @@ def test_dplloyd_single_fit_at_r_two_by_hand():
     assert (split.count, split.sum, split.d) == (pytest.approx(1 / 7), pytest.approx(6 / 7), 3)
     assert split.per_coordinate_sum == pytest.approx(2 / 7)
     X = np.random.default_rng(0).uniform(-2, 2, (500, 3))
+    X[:, 0] = np.sign(X[:, 0]) * 1.8  # two clusters whose means lie beyond 1
     init = np.array([[-1.5, 0.0, 0.0], [1.5, 0.0, 0.0]])
     res = dplloyd(X, 2, 1.5, init, np.random.default_rng(1), iterations=3, r=2.0)
     got = [(e.purpose, e.round, e.epsilon, e.sensitivity) for e in res.ledger.entries]
@@ -421,14 +431,19 @@ def test_hybrid_at_r_two_and_theta_five_by_hand():
     info = runs[0].info
     assert (info["ineq15"], info["fell_back"], info["m"]) == (True, False, 28)
     got = [(e.purpose, e.epsilon, e.sensitivity) for e in runs[0].ledger.entries]
+    read = "record count N (read exactly by the hybrid's switch and EUGkM's M)"
     assert got == [
         ("grid cell counts", pytest.approx(1.05), 1.0),
+        (read, math.inf, math.inf),  # the paper's switch reads the exact N
         ("cluster counts", pytest.approx(0.21), 1.0),
         ("cluster coordinate sums", pytest.approx(0.84), 4.0),
     ]
     (alone,) = hybrid(X, 2, 1.5, inits, np.random.default_rng(2), **kw)
     assert (alone.info["ineq15"], alone.info["fell_back"], alone.info["m"]) == (False, True, 34)
-    assert [(e.epsilon, e.sensitivity) for e in alone.ledger.entries] == [(1.5, 1.0)]
+    assert [(e.epsilon, e.sensitivity) for e in alone.ledger.entries] == [
+        (1.5, 1.0),
+        (math.inf, math.inf),
+    ]
 
 
 def test_dplloyd_clips_noisy_means_to_the_domain_on_both_sides():

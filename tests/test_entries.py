@@ -125,7 +125,10 @@ def test_entry_runs_with_declared_rows_columns_and_ranges(name):
     elif name == "vertical_error":  # Bob's one attribute, m_max·ε
         assert np.all(claimed == eps) and np.all(provable > claimed)
     else:
-        assert np.all(provable <= eps * (1 + 1e-12)) and np.all(claimed <= eps * (1 + 1e-12))
+        assert np.all(claimed <= eps * (1 + 1e-12))
+        # the papers' rules that read the exact N book it: ∞ provable under add/remove one
+        exact_n = name in ("eugkm", "hybrid", "gkm", "gkm_3k", "dplloyd_improved")
+        assert np.all((provable <= eps * (1 + 1e-12)) | (np.isinf(provable) & exact_n))
     assert outcome.meta["n_runs"] == len(rows)
 
 

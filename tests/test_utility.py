@@ -344,8 +344,11 @@ def test_clipped_dplloyd_books_the_radius_and_exactly_epsilon_with_the_clipped_s
         method_params={"clip": 0.1},
     ).fit(X)
     entries = est.ledger_.entries
-    assert entries[0].purpose.startswith("clipping radius") and entries[0].epsilon == 0.1
-    assert est.ledger_.total_epsilon <= 1.0 + 1e-12
+    # the plan's Ñ (5 % of ε: the clip guard and t read it), then 10 % of the rest
+    assert entries[0].purpose == "record count Ñ (plans the fit)" and entries[0].epsilon == 0.05
+    assert entries[1].purpose.startswith("clipping radius")
+    assert entries[1].epsilon == pytest.approx(0.1 * 0.95)
+    assert est.ledger_.total_epsilon <= 1.0
     assert est.ledger_.total_epsilon == pytest.approx(1.0)
     r = (hi - lo) / (hi - lo).max()  # common scaling: the widest feature spans [-1, 1]
     possible = [clipped_extent(32, r, R) for R in candidates(r, 32)]
@@ -412,8 +415,8 @@ def test_auto_clips_above_three_dimensions_where_the_radius_can_be_picked():
     bounds = (X.min(axis=0), X.max(axis=0))
     est = DPKMeans(2, 1.0, bounds=bounds, random_state=0).fit(X)
     assert est.method_ == "dplloyd_improved" and "clipped to a private radius" in est.reason_
-    assert est.ledger_.entries[0].purpose.startswith("clipping radius")
-    assert est.ledger_.total_epsilon == pytest.approx(1.0)
+    assert est.ledger_.entries[1].purpose.startswith("clipping radius")
+    assert est.ledger_.total_epsilon == pytest.approx(1.0) and est.ledger_.total_epsilon <= 1.0
     low_bounds = (bounds[0][:3], bounds[1][:3])
     low = DPKMeans(2, 1.0, bounds=low_bounds, random_state=0).fit(X[:, :3])
     assert not any(e.purpose.startswith("clipping") for e in low.ledger_.entries)

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..kernels import cluster_stats_single, cluster_stats_single_outside
+from ..kernels import cluster_stats_single
 from ..kernels.scan import count_outside
 from ..privacy.mechanisms import snap_records
 
@@ -15,36 +15,25 @@ from ..privacy.mechanisms import snap_records
 def points(X, r=1.0, what: str = "X") -> np.ndarray:
     """X as (N, d) float64, finite and inside [-r, r]^d; ValueError naming what is wrong.
     ``r`` may be one radius per feature (d,): the box ∏ [-r_j, r_j]."""
-    X = snap_records(records(X, what))
+    X = records(X, what)
     if not np.isscalar(r):
-        return _inside_box(X, radii(r, X.shape[1], what), what)
+        return snap_records(_inside_box(X, radii(r, X.shape[1], what), what))
     limit = r * (1 + 1e-12)
     if not (math.isfinite(limit) and count_outside(X, limit) == 0):  # NaN, ±inf count
         _refuse_if_outside(X, r, what)
-    return X
+    return snap_records(X)  # checked as given, then on the lattice
 
 
 def points_and_stats(
     X, C, r: float = 1.0, what: str = "X"
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`points` and the nearest-centroid statistics of ONE centroid set C (k, d) on
-    X, from one pass over the records: (X, counts (k,), sums (k, d)) as
-    :func:`~dpcluster.kernels.cluster_stats_single` gives them. The check is the same
-    (the count of bad entries comes from the values the statistics read), and data that
-    fail it are refused, with :func:`points`'s message, before the statistics leave this
-    function: nothing computed from them reaches the caller. For a single fit's first
-    iteration, whose centroids are public before the data are read."""
-    X = snap_records(records(X, what))
-    if not np.isscalar(r):
-        return points(X, r, what), *cluster_stats_single(X, np.asarray(C, dtype=np.float64))
-    limit = r * (1 + 1e-12)
-    C = np.asarray(C, dtype=np.float64)
-    if not math.isfinite(limit):
-        return points(X, r, what), *cluster_stats_single(X, C)
-    counts, sums, outside = cluster_stats_single_outside(X, C, limit)
-    if outside:
-        _refuse_if_outside(X, r, what)
-    return X, counts, sums
+    its lattice records: (records, counts (k,), sums (k, d)) as
+    :func:`~dpcluster.kernels.cluster_stats_single` gives them. Data that fail the check
+    are refused, with :func:`points`'s message, before any statistic is computed. For a
+    single fit's first iteration, whose centroids are public before the data are read."""
+    Y = points(X, r, what)
+    return Y, *cluster_stats_single(Y, np.asarray(C, dtype=np.float64))
 
 
 def records(X, what: str = "X") -> np.ndarray:

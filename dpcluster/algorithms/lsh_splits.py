@@ -43,6 +43,7 @@ import math
 import numpy as np
 
 from ..privacy import LaplaceMechanism, Ledger, release
+from ..privacy.budget import split, within
 from . import checks
 from .dplloyd import DPResult
 
@@ -140,8 +141,8 @@ def lsh_splits(
     dir_rng, count_rng, sum_rng, km_rng = rng.spawn(4)
     directions = dir_rng.standard_normal((D, d))
     bits = _hash_bits(X, directions)
-    eps_count, eps_sum = epsilon * count_share, epsilon * (1.0 - count_share)
-    level = LaplaceMechanism(eps_count / (D + 1), 1.0)
+    eps_count, eps_sum = split(epsilon, count_share)
+    level = LaplaceMechanism(within(eps_count, [eps_count / (D + 1)], D + 1)[0], 1.0)
     ledger = Ledger()
     # node ids: a node is the hash prefix of its records, as an integer with its depth
     node = np.zeros(N, dtype=np.int64)

@@ -82,9 +82,10 @@ N_CENTRAL, D_CENTRAL, K_CENTRAL = 200, 2, 2
 def central_pair(
     N: int = N_CENTRAL, d: int = D_CENTRAL, seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
-    """D: N records uniform on [-0.5, 0.5]^d (fixed seed); D' = D plus the corner (1, …, 1)."""
-    D = np.random.default_rng(seed).uniform(-0.5, 0.5, (N, d))
-    return D, np.vstack([D, np.ones((1, d))])
+    """D: N records uniform on [-0.5, 0.5]^d (fixed seed); D' = D plus the corner (1, …, 1).
+    On the record lattice (:func:`~dpcluster.privacy.mechanisms.snap_records`), so the
+    queries the white-box evaluates on them are the ones the algorithms answer."""
+    return pair_at(N, d, seed)
 
 
 def _inits(n_sets: int, k: int = K_CENTRAL, d: int = D_CENTRAL) -> np.ndarray:

@@ -21,6 +21,7 @@ from ..analysis import hybrid_switch
 from ..analysis.mse import SWITCH_T
 from ..kernels import nicv
 from ..privacy import NOT_PRIVATE, not_private, spent
+from ..privacy.ledger import book_exact_count
 from .protocol import (
     CellContext,
     CellShape,
@@ -86,6 +87,8 @@ def dplloyd_cell(ctx: CellContext, improved: bool) -> tuple[list[Row], dict]:
         rho=p.get("rho", RHO),
         min_count=p["min_count"],
     )
+    if improved:  # A2's t read the exact N, as the paper does
+        book_exact_count(ledger, "A2's iteration count t")
     scores = nicv(X, C)
     used = spent(ledger)
     rows = [
