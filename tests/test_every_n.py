@@ -146,7 +146,8 @@ def _paths(N: int, k: int, d: int, eps: float, n: int, side: int) -> list[str]:
     data = D2 if side else D
     out = []
     for i in range(n):
-        model = DPKMeans(k, eps, bounds=(-1, 1), random_state=np.random.default_rng([side, N, i])).fit(data)
+        rng = np.random.default_rng([side, N, i])
+        model = DPKMeans(k, eps, bounds=(-1, 1), random_state=rng).fit(data)
         res = type("R", (), {})()
         res.centroids, res.ledger, res.iterations = (
             model._centres_scaled,

@@ -1,9 +1,10 @@
-"""``auto``'s rule: which method to run, from public quantities only (docs/utility.md).
+"""``auto``'s rule: which method to run, from a record count and public quantities
+(docs/utility.md).
 
-Inputs are N (public here, as every ε of this package assumes of N: docs/privacy.md), d,
-k, ε and the public box's per-feature radii; the rule never reads a record, so it costs no
-budget. It follows Paper A's MSE analysis (docs/methods.md A6) with the guards the utility
-benchmark showed it needs:
+Inputs are a count (the plan's noisy Ñ, never the exact N: :mod:`.plan`, docs/privacy.md),
+d, k, ε and the public box's per-feature radii; the rule reads no record, so given Ñ it
+costs nothing more. It follows Paper A's MSE analysis (docs/methods.md A6) with the guards
+the utility benchmark showed it needs:
 
 1. **Grid** (``hybrid``, which takes EUGkM alone when its own Ineq. 15 says so) when
    d ≤ ``GRID_MAX_D``, the EUGkM grid has at least two cells per axis and no more than

@@ -65,10 +65,12 @@ def verdict_lines(table: pd.DataFrame) -> list[str]:
             if r.epsilon_lb_whitebox != r.epsilon_lb_whitebox
             else f"{r.epsilon_lb_whitebox:.3g}"
         )
+        disc = getattr(r, "epsilon_lb_discrete", float("nan"))
+        paths = "" if disc != disc else f", discrete {disc:.3g}"
         out.append(
             f"  {r.algorithm:<56} eps={r.epsilon:<4g} claimed={r.epsilon_claimed:<6g} "
             f"provable={r.epsilon_provable:<7g} lb: black-box "
-            f"{r.epsilon_lb_blackbox:.3g}, white-box {wb}  {r.verdict}"
+            f"{r.epsilon_lb_blackbox:.3g}, white-box {wb}{paths}  {r.verdict}"
         )
     return out
 

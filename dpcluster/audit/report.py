@@ -27,18 +27,19 @@ def audit_markdown(table: pd.DataFrame) -> str:
         "ε it would be a bug in dpcluster (`violation of provable ε`).",
         "",
         "| algorithm | ε | claimed ε | provable ε | trials | ε_lb black-box (ceiling) "
-        "| ε_lb white-box | verdict | note |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| ε_lb white-box | ε_lb discrete | verdict | note |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in table.itertuples(index=False):
         if r.verdict == "not private":
-            lines.append(f"| {r.algorithm} | – | – | – | – | – | – | not private | {r.note} |")
+            lines.append(f"| {r.algorithm} | – | – | – | – | – | – | – | not private | {r.note} |")
             continue
         lines.append(
             f"| {r.algorithm} | {_num(r.epsilon)} | {_num(r.epsilon_claimed)} "
             f"| {_num(r.epsilon_provable)} | {int(r.trials):,} "
             f"| {_num(r.epsilon_lb_blackbox)} ({_num(r.blackbox_ceiling)}) "
-            f"| {_num(r.epsilon_lb_whitebox)} | {r.verdict} | {r.note} |"
+            f"| {_num(r.epsilon_lb_whitebox)} "
+            f"| {_num(getattr(r, 'epsilon_lb_discrete', float('nan')))} | {r.verdict} | {r.note} |"
         )
     lines += [
         "",
@@ -62,7 +63,8 @@ def audit_figure(table: pd.DataFrame, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     rows = table[table["epsilon"].notna()].copy()
-    rows["lb"] = rows[["epsilon_lb_blackbox", "epsilon_lb_whitebox"]].max(axis=1)
+    bounds = ["epsilon_lb_blackbox", "epsilon_lb_whitebox", "epsilon_lb_discrete"]
+    rows["lb"] = rows[[c for c in bounds if c in rows.columns]].max(axis=1)
     fig, ax = plt.subplots(figsize=(7.5, 5))
     floor = 1e-3
     for name, g in rows.groupby("algorithm", sort=False):

@@ -384,7 +384,7 @@ def central_targets() -> list[Target]:
             run=_per_trial(_auto_one),
             pair=central_pair,
             per_trial=True,
-            note="the method auto chooses at this (N, d, k, ε); the choice is public",
+            note="the method auto chooses from its noisy count Ñ: a function of a release",
         ),
         *switch_targets(),
         Target(

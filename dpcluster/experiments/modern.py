@@ -43,7 +43,7 @@ MODERN: dict[str, AlgorithmInfo] = {
     ),
     "auto": central_method(
         "auto",
-        "chooses a method from public N, d, k, ε (docs/utility.md); the row says which",
+        "chooses a method from a noisy count Ñ and d, k, ε (docs/utility.md); the row says which",
         central_fit(methods.fit_auto, {}),
         columns=("chosen",),
         title="auto",

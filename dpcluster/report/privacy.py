@@ -45,7 +45,8 @@ def privacy_section(results_dir: Path) -> list[str]:
             "|---|---|---|---|---|---|",
         ]
         for r in a.itertuples(index=False):
-            lb = np.nanmax([r.epsilon_lb_blackbox, r.epsilon_lb_whitebox])
+            disc = getattr(r, "epsilon_lb_discrete", np.nan)
+            lb = np.nanmax([r.epsilon_lb_blackbox, r.epsilon_lb_whitebox, disc])
             lines.append(
                 f"| {r.algorithm} | {r.epsilon:g} | {r.epsilon_claimed:.4g} | "
                 f"{r.epsilon_provable:.4g} | {lb:.3g} | {r.verdict} |"
