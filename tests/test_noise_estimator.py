@@ -155,7 +155,9 @@ def test_lsh_splits_grows_its_tree_by_the_thresholds(N, k, d, eps, seed, radii):
     t_node = max(1.0, min(10 * math.sqrt(2 * d) * L / (0.8 * eps * radius), root / (2 * k)))
     t_branch = 3 * t_node
     assert res.info["depth"] == D
-    assert res.info["t_node"] == pytest.approx(t_node) and res.info["t_branch"] == t_branch
+    assert res.info["t_node"] == pytest.approx(t_node)
+    assert res.info["t_branch"] == 3 * res.info["t_node"]  # ε_sum may sit an ulp below 0.8ε
+    t_branch = res.info["t_branch"]
     for parent, child in zip(levels, levels[1:], strict=False):
         assert child.size == 2 * int(np.sum(parent >= t_branch))
     leaves = int(root < t_branch)
