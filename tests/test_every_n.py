@@ -192,3 +192,12 @@ def test_the_audit_sees_the_exact_count_rule_and_passes_the_plan():
     after = audit_target(_targets()["auto @ auto's method"], 1.0)
     assert after["verdict"] == "consistent"
     assert after["epsilon_lb_discrete"] <= 1.0
+
+
+def test_a_planned_grid_is_capped_not_refused_after_the_count():
+    """Ñ is spent before M is known: a grid above max_cells is capped to the largest that
+    fits (a decision from Ñ and the public cap), never refused after a release."""
+    X = pair_at(2000, 3)[0]
+    res = methods.fit_eugkm(X, 3, 1e5, np.random.default_rng(0), init_sets=2, max_cells=1000)
+    assert res.info["m"] == 10 and res.info["cells"] == 1000
+    assert res.ledger.total_epsilon <= 1e5

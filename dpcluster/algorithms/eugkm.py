@@ -93,6 +93,12 @@ def eugkm(
     elif n is None:
         book_exact_count(ledger, "EUGkM's grid size M")
     m = cells_per_axis(n_used, eps_cells, d, theta, rounding)
+    if n is not None and m**d > max_cells:
+        # a released count has already been spent: cap the grid instead of refusing after
+        # a release (a public decision from Ñ and max_cells)
+        m = max(1, int(math.floor(max_cells ** (1.0 / d) + 1e-9)))
+        while m**d > max_cells:
+            m -= 1
     n_cells = m**d
     if n_cells > max_cells:
         raise ValueError(
