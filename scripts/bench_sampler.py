@@ -22,10 +22,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import importlib  # noqa: E402
+
 from dpcluster import DPKMeans  # noqa: E402
-from dpcluster.algorithms import checks, dplloyd  # noqa: E402
+from dpcluster.algorithms import checks  # noqa: E402
 from dpcluster.algorithms.dplloyd import dplloyd_batch  # noqa: E402
 from dpcluster.privacy import mechanisms  # noqa: E402
+
+dplloyd = importlib.import_module("dpcluster.algorithms.dplloyd")
 
 
 @contextlib.contextmanager
