@@ -11,6 +11,7 @@ that scikit-learn's DBSCAN and AgglomerativeClustering accept with
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -23,6 +24,7 @@ from .algorithms.methods import radius
 from .experiments import ALGORITHMS
 from .kernels import labels, nicv
 from .privacy import LOCAL, USER_EPSILON, ExactRelease, Ledger
+from .privacy.accountant import BudgetAccountant
 
 
 def central_methods() -> dict:
@@ -113,8 +115,19 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         central fit (:data:`METHODS`): ``"dplloyd"`` (A1), ``"dplloyd_improved"`` (A2),
         ``"eugkm"`` (A3), ``"hybrid"`` (A7), ``"gkm"`` (A4), ``"pgkm"`` (A5),
         ``"lsh_splits"``, ``"private_mean"``.
-    bounds : ``(lo, hi)``, scalars or one value per feature: the public domain of the data.
-        None takes the data's own min and max (not private; warns).
+    bounds : ``(lo, hi)``, scalars or one value per feature: the public domain of the data,
+        a box. None (and no ``radius``) takes the data's own min and max (not private;
+        warns).
+    delta : float in [0, 1), default 0: pure ε. Above 0, DPLloyd and improved DPLloyd
+        (and ``auto`` when it picks it) add Gaussian noise and spend (ε, δ), composed in
+        zCDP (docs/privacy.md); the other methods stay pure ε.
+    radius, center : the public domain as the L2 ball of this radius about ``center``
+        (default the origin) instead of a box; records outside it are projected onto it,
+        with a warning that counts them. The DPLloyd sums' sensitivities then follow the
+        ball (L2: the radius; L1: √d times it).
+    accountant : a :class:`~dpcluster.privacy.accountant.BudgetAccountant`: the fit is
+        refused before any release when its (ε, δ) would overspend what is left, and
+        books what its ledger proves after.
     random_state : None (fresh entropy), int, RandomState or Generator.
     method_params : dict of the method's own parameters (``dpcluster list`` shows them,
         e.g. ``{"iterations": 5}`` for dplloyd, ``{"theta": 10}`` for eugkm), checked
@@ -152,6 +165,10 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         "bounds": ["array-like", None],
         "random_state": ["random_state", np.random.Generator],
         "method_params": [dict, None],
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        "radius": [Interval(Real, 0, None, closed="neither"), None],
+        "center": ["array-like", None],
+        "accountant": [BudgetAccountant, None],
     }
 
     def __init__(
@@ -163,6 +180,10 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         random_state=None,
         method_params=None,
         scaling="common",
+        delta=0.0,
+        radius=None,
+        center=None,
+        accountant=None,
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -171,12 +192,59 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         self.scaling = scaling
         self.random_state = random_state
         self.method_params = method_params
+        self.delta = delta
+        self.radius = radius
+        self.center = center
+        self.accountant = accountant
 
     def _scale(self, X) -> np.ndarray:
-        """Records into the working cube [-1, 1]^d (clipped into the public box first)."""
+        """Records into the working cube [-1, 1]^d (clipped into the public box first; a
+        ball domain maps onto the unit ball, records outside it projected onto it)."""
+        if self.radius is not None:
+            Z = (np.asarray(X, dtype=np.float64) - self._centre) / self._half
+            norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
+            outside = norms > 1.0
+            if outside.any():
+                Z[outside] /= norms[outside, None] * (1.0 + 1e-12)
+            self._outside = int(outside.sum())
+            return np.ascontiguousarray(Z)
         lo, hi = self.bounds_
         Z = (np.clip(X, lo, hi) - self._centre) / self._half
         return np.ascontiguousarray(np.clip(Z, -self._radius, self._radius))
+
+    def _domain_and_delta(self, d: int) -> dict:
+        """The fit's extra keyword arguments (``delta``, ``ball``) for the methods that
+        use them, after every refusal that must come before a release: a ball with
+        bounds, an accountant that cannot book the fit."""
+        if self.radius is not None and self.bounds is not None:
+            raise ValueError("give the public domain as bounds (a box) or radius (a ball)")
+        gaussian = self.method in ("dplloyd", "dplloyd_improved", "auto")
+        if self.accountant is not None:
+            if self.bounds is None and self.radius is None:
+                raise ValueError(
+                    "an accountant books what a fit proves: give public bounds or a radius "
+                    "(bounds from the data prove nothing)"
+                )
+            if self.method in ("gkm", "gkm_3k"):
+                raise ValueError(f"an accountant cannot book {self.method}: it reads the exact N")
+            self.accountant.check(float(self.epsilon), float(self.delta) if gaussian else 0.0)
+        extra = {}
+        if gaussian and self.delta > 0:
+            extra["delta"] = float(self.delta)
+        if gaussian and self.radius is not None:
+            extra["ball"] = 1.0  # the unit ball of the working space
+        return extra
+
+    def _set_ball(self, d: int) -> None:
+        """The affine map x -> (x - center)/radius onto the unit ball, inside [-1, 1]^d."""
+        centre = np.zeros(d) if self.center is None else np.asarray(self.center, float)
+        centre = np.broadcast_to(centre, (d,)).astype(np.float64)
+        if not np.all(np.isfinite(centre)):
+            raise ValueError(f"center must be finite, got {self.center!r}")
+        self._centre = centre
+        self._half = np.full(d, float(self.radius))
+        self._radius = np.ones(d)
+        self.bounds_ = (centre - self.radius, centre + self.radius)
 
     def _unscale(self, Z) -> np.ndarray:
         return self._centre + Z * self._half
@@ -204,14 +272,25 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         if k > len(X):
             raise ValueError(f"n_clusters={self.n_clusters} must be in 1..{len(X)} (records)")
         params = _method_params(self.method, self.method_params)
-        if self.bounds is None:
+        extra = self._domain_and_delta(X.shape[1])
+        if self.radius is not None:
+            self._set_ball(X.shape[1])
+        elif self.bounds is None:
             _, lo, hi = data.normalise(X)  # warns: bounds from the data are not private
+            self.bounds_ = (lo, hi)
+            self._set_scaling(lo, hi)
         else:
             _check_bounds(self.bounds, X.shape[1])
             _, lo, hi = data.normalise(X, self.bounds)
-        self.bounds_ = (lo, hi)
-        self._set_scaling(lo, hi)
+            self.bounds_ = (lo, hi)
+            self._set_scaling(lo, hi)
         Z = self._scale(X)
+        if self.radius is not None and self._outside:
+            warnings.warn(
+                f"{self._outside} of {len(X)} records lie outside the ball of radius "
+                f"{self.radius:g} and were projected onto it",
+                stacklevel=2,
+            )
         fit = central_methods()[self.method].fit.function
         res = fit(
             Z,
@@ -220,9 +299,13 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             _rng(self.random_state),
             radius(self._radius, Z.shape[1]),
             **params,
+            **extra,
         )
-        res.ledger.bounds = "public" if self.bounds is not None else "data"
-        if self.bounds is None:  # the scaling read the data's exact min and max
+        public = self.bounds is not None or self.radius is not None
+        res.ledger.bounds = "public" if public else "data"
+        if self.accountant is not None:
+            self.accountant.spend(res.ledger)
+        if not public:  # the scaling read the data's exact min and max
             res.ledger.record(
                 ExactRelease(
                     "the data's min and max (bounds=None)",

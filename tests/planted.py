@@ -104,3 +104,15 @@ def exact_n_target(method="auto", rule="auto's method", k=2, d=2, nth=0):
         run=targets_module._per_trial(one),
         pair=targets_module.switch_pair(rule, k, d, nth, planned=False),
     )
+
+
+def half_sigma_gaussian():
+    """A Gaussian mechanism that books its ρ but noises with half its σ (4ρ)."""
+    from dpcluster.privacy.gaussian import GaussianMechanism
+
+    class HalfSigma(GaussianMechanism):
+        @property
+        def noise_rho(self) -> float:
+            return 4.0 * self.rho
+
+    return HalfSigma

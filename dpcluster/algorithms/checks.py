@@ -59,6 +59,12 @@ def extent(d: int, r) -> float:
     return d * r if np.isscalar(r) else float(np.sum(r))
 
 
+def l2_extent(d: int, r) -> float:
+    """The largest L2 norm of a record in the box: r·√d, or (Σ r_j²)^(1/2) for
+    per-feature radii. It is the L2 sensitivity of a coordinate-sum vector."""
+    return float(r) * math.sqrt(d) if np.isscalar(r) else float(np.sqrt(np.sum(np.square(r))))
+
+
 def _inside_box(X: np.ndarray, r: np.ndarray, what: str) -> np.ndarray:
     bad = ~(np.abs(X) <= r * (1 + 1e-12))  # NaN and ±inf are bad too
     if bad.any():

@@ -189,6 +189,8 @@ def dplloyd_batch(
     r=1.0,
     stats=None,
     clip_radius=None,
+    zcdp: float | None = None,
+    delta: float = 0.0,
 ) -> tuple[np.ndarray, Ledger]:
     """Run R independent DPLloyd runs in one pass over the data per iteration.
 
@@ -211,6 +213,11 @@ def dplloyd_batch(
                    :func:`distinct_cluster_stats` in the first iteration and
                    :func:`~dpcluster.kernels.cluster_stats` after it (runs in SIMD
                    lanes). :func:`dplloyd` passes the point-parallel single-set kernel.
+    zcdp, delta    Gaussian noise instead of Laplace (docs/privacy.md, "(ε, δ)"): the run
+                   spends ``zcdp`` ρ in zCDP, ρ/t per iteration split count : sums as
+                   :func:`gaussian_split`, with L2 sensitivities 1 and the records' largest
+                   L2 norm; the ledger converts the group at ``delta``. ``epsilon`` and
+                   ``split`` are then unused.
     Returns (centroids (R, k, d), the ledger of one run; every run spends identically).
     """
 
@@ -243,6 +250,26 @@ def dplloyd_batch(
     shared = isinstance(noise_streams, Mapping)
     if not shared and len(noise_streams) != R:
         raise ValueError(f"need one noise-stream mapping per run: {len(noise_streams)} != {R}")
+    if zcdp is not None:
+        count_mech, sum_mech, floor = gaussian_mechanisms(
+            zcdp, delta, iterations, d, r, clip_radius
+        )
+        min_count = floor if min_count == "noise" else min_count
+        ledger = Ledger(delta=delta)
+        return _iterate(
+            X,
+            C,
+            iterations,
+            count_mech,
+            sum_mech,
+            noise_streams,
+            min_count,
+            r,
+            stats_at,
+            first,
+            prepared,
+            ledger,
+        )
     eps_iter = epsilon / iterations
     if split == "sensitivity":
         budget = sensitivity_split(eps_iter, d, r)
@@ -257,7 +284,73 @@ def dplloyd_batch(
         min_count = empty_threshold(budget, r, extent=extent)
     count_mech = LaplaceMechanism(budget.count, sensitivity=1.0)
     sum_mech = LaplaceMechanism(budget.sum, sensitivity=extent, coordinates=d)
-    ledger = Ledger()
+    return _iterate(
+        X,
+        C,
+        iterations,
+        count_mech,
+        sum_mech,
+        noise_streams,
+        min_count,
+        r,
+        stats_at,
+        first,
+        prepared,
+        Ledger(),
+    )
+
+
+#: the Gaussian DPLloyd's count : sum ρ ratio is this over √d: the split that minimises a
+#: centre's noise (d σ_s² + ||o||² σ_c²)/n² when a centre's norm ||o|| is about half the
+#: records' largest L2 norm (the Gaussian analogue of A2's c; docs/privacy.md)
+GAUSS_COUNT_RATIO = 0.5
+
+
+def gaussian_split(rho_iter: float, d: int) -> tuple[float, float]:
+    """(ρ_count, ρ_sums) of one Gaussian iteration, ρ_count/ρ_sums = 0.5/√d, exact sum
+    at most ρ_iter."""
+    q = GAUSS_COUNT_RATIO / math.sqrt(d)
+    count, sums = within(rho_iter, [rho_iter * q / (1 + q), rho_iter / (1 + q)])
+    return count, sums
+
+
+def gaussian_mechanisms(zcdp: float, delta: float, iterations: int, d: int, r, clip_radius=None):
+    """(count mechanism, sum mechanism, hold floor) of a Gaussian DPLloyd spending ``zcdp``
+    over ``iterations``: L2 sensitivity 1 for the counts and the records' largest L2 norm
+    (min(R, ||r||₂) when clipped to a ball of radius R) for the sums. A centre holds where
+    its noisy count is below three count σ's or where its mean's per-coordinate noise
+    would exceed half the box's root-mean-square radius."""
+    from ..privacy.gaussian import GaussianMechanism
+
+    rho_iter = within(zcdp, [zcdp / iterations], iterations)[0]
+    rho_count, rho_sums = gaussian_split(rho_iter, d)
+    l2 = checks.l2_extent(d, r)
+    if clip_radius is not None:
+        l2 = min(l2, float(clip_radius))
+    count_mech = GaussianMechanism(rho_count, 1.0, 1, delta)
+    sum_mech = GaussianMechanism(rho_sums, l2, d, delta)
+    rms = r if np.isscalar(r) else float(np.sqrt(np.mean(np.square(r))))
+    floor = max(3.0 * count_mech.sigma, sum_mech.sigma / (0.5 * rms))
+    return count_mech, sum_mech, floor
+
+
+def _iterate(
+    X,
+    C,
+    iterations,
+    count_mech,
+    sum_mech,
+    noise_streams,
+    min_count,
+    r,
+    stats_at,
+    first,
+    prepared,
+    ledger,
+):
+    """The t noisy Lloyd iterations of :func:`dplloyd_batch` with the given mechanisms."""
+    R, k, d = C.shape
+    shared = isinstance(noise_streams, Mapping)
     if shared:
         noise_count = count_mech.noise(noise_streams["count"], (R, iterations, k))
         noise_sum = sum_mech.noise(noise_streams["sum"], (R, iterations, k, d))
@@ -303,9 +396,13 @@ def dplloyd(
     iterations: int = 5,
     min_count: float | str = 0.0,
     r=1.0,
+    zcdp: float | None = None,
+    delta: float = 0.0,
+    clip_radius=None,
 ) -> DPResult:
     """DPLloyd (A1) from one initial set ``init`` (k, d). Noise comes from ``rng``: one child
-    stream for the counts and one for the sums (``rng.spawn(2)``)."""
+    stream for the counts and one for the sums (``rng.spawn(2)``). ``zcdp``, ``delta``,
+    ``clip_radius``: see :func:`dplloyd_batch`."""
     init = np.asarray(init, dtype=np.float64).reshape(k, -1)
     count_rng, sum_rng = rng.spawn(2)
     C, ledger = dplloyd_batch(
@@ -317,6 +414,9 @@ def dplloyd(
         min_count=min_count,
         r=r,
         stats=single_set_stats,
+        zcdp=zcdp,
+        delta=delta,
+        clip_radius=clip_radius,
     )
     return DPResult(C[0], ledger, iterations, {"split": "sensitivity"})
 
@@ -333,6 +433,8 @@ def dplloyd_improved(
     iterations: int = 0,
     clip_radius=None,
     n: float | None = None,
+    zcdp: float | None = None,
+    delta: float = 0.0,
 ) -> DPResult:
     """Improved DPLloyd (A2) from ``init`` (k, d; use a sphere-packing set for the paper's
     variant): count:sum split ``(4dρ²)^(1/3) : 1`` per coordinate, t = ``iterations``, or
@@ -361,6 +463,8 @@ def dplloyd_improved(
         r=r,
         stats=single_set_stats,
         clip_radius=clip_radius,
+        zcdp=zcdp,
+        delta=delta,
     )
     if exact_read:
         book_exact_count(ledger, "A2's iteration count t")

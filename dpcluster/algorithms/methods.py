@@ -63,11 +63,45 @@ def _lloyd_start(k: int, Z: np.ndarray, r, rng, init: str) -> np.ndarray:
     return rng.uniform(box[0], box[1], size=(k, Z.shape[1]))
 
 
-def fit_dplloyd(Z, k, epsilon, rng, r=1.0, init="sphere_packing", min_count="noise", **params):
+def gaussian_budget(epsilon: float, delta: float) -> dict:
+    """The keyword arguments that make a DPLloyd spend (ε, δ) with Gaussian noise: the
+    largest zCDP ρ that converts to (ε, δ) (docs/privacy.md); {} when δ = 0 (Laplace)."""
+    if not delta:
+        return {}
+    from ..privacy.gaussian import zcdp_budget
+
+    return {"zcdp": zcdp_budget(epsilon, delta), "delta": delta}
+
+
+def fit_dplloyd(
+    Z,
+    k,
+    epsilon,
+    rng,
+    r=1.0,
+    init="sphere_packing",
+    min_count="noise",
+    delta=0.0,
+    ball=None,
+    **params,
+):
     """A1 from a sphere-packing start (``init: uniform`` is the paper's), holding a centre
-    whose noisy count is noise (``min_count: 0`` is the paper's)."""
+    whose noisy count is noise (``min_count: 0`` is the paper's). ``delta`` > 0: Gaussian
+    noise spending (ε, δ) in zCDP; ``ball``: the records lie in the public ball of this
+    radius (an L2-ball domain), which bounds the sums' sensitivity."""
     start = _lloyd_start(k, Z, r, rng, init)
-    return dplloyd(Z, k, epsilon, start, rng, r=r, min_count=min_count, **params)
+    return dplloyd(
+        Z,
+        k,
+        epsilon,
+        start,
+        rng,
+        r=r,
+        min_count=min_count,
+        clip_radius=ball,
+        **gaussian_budget(epsilon, delta),
+        **params,
+    )
 
 
 def _planned(method, Z, k, epsilon, rng, r, params, n=None, count_share=COUNT_SHARE):
@@ -98,6 +132,8 @@ def fit_dplloyd_improved(
     iterations=0,
     clip=0.0,
     n=None,
+    delta=0.0,
+    ball=None,
     **params,
 ):
     """A2 with :func:`fit_dplloyd`'s start and hold, and one pass with all of ε where the
@@ -107,7 +143,9 @@ def fit_dplloyd_improved(
     to it (:mod:`.clipping`): the sums' sensitivity drops from Σ r_j to min(√d·R, Σ r_j),
     and DPLloyd gets the rest of ε. Where Ñ·clip·ε is too small to pick the radius
     reliably (:func:`~.clipping.worth_clipping`), nothing is clipped and DPLloyd gets all
-    of ε. Every rule reads the plan's noisy Ñ (:mod:`.plan`), never N."""
+    of ε. Every rule reads the plan's noisy Ñ (:mod:`.plan`), never N. ``delta`` > 0: the
+    DPLloyd passes use Gaussian noise on what is left of (ε, δ); ``ball``: a public
+    L2-ball domain of that radius (a private radius can only shrink it)."""
     rho = params.get("rho", RHO)
     p, ledger = _planned(
         "dplloyd_improved", Z, k, epsilon, rng, r, {"iterations": iterations, "clip": clip}, n
@@ -120,7 +158,10 @@ def fit_dplloyd_improved(
         Z = checks.points(Z, r)  # in the box before a radius is read from it
         eps_radius, epsilon = split(epsilon, clip)
         radius = private_radius(Z, eps_radius, rng, ledger, r)
+        radius = radius if ball is None else min(radius, float(ball))
         extent, info = clipped_extent(d, r, radius), {"radius": radius}
+    elif ball is not None:
+        radius, extent = float(ball), clipped_extent(d, r, float(ball))
     if iterations == 0:  # the released radius is public: t may use it
         iterations = (
             estimator_iterations(epsilon, count, k, d, r, rho, extent)
@@ -137,6 +178,7 @@ def fit_dplloyd_improved(
         min_count=min_count,
         iterations=iterations,
         clip_radius=radius,
+        **gaussian_budget(epsilon, delta),
         **params,
     )
     return _joined(ledger, res, **info, **({"noisy_count": count} if count else {}))
@@ -186,9 +228,9 @@ def fit_private_mean(Z, k, epsilon, rng, r=1.0, n=None):
     return _joined(ledger, private_mean(Z, k, p.epsilon, rng, r=r, count=p.count))
 
 
-def fit_auto(Z, k, epsilon, rng, r=1.0):
+def fit_auto(Z, k, epsilon, rng, r=1.0, delta=0.0, ball=None):
     """``auto`` (:func:`auto`)."""
-    return auto(Z, k, epsilon, rng, r)
+    return auto(Z, k, epsilon, rng, r, delta=delta, ball=ball)
 
 
 #: what :func:`~dpcluster.algorithms.auto.choose` may pick, and the fit that runs it (the
@@ -200,16 +242,19 @@ CHOSEN = {
 }
 
 
-def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0) -> DPResult:
+def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0, delta=0.0, ball=None) -> DPResult:
     """``auto`` (docs/utility.md): the plan (:mod:`.plan`) releases Ñ with
     :data:`~.plan.COUNT_SHARE` of ε, :func:`~dpcluster.algorithms.auto.choose` picks a
     method from Ñ, d, k, the rest of ε and the radii, and the method runs with its
     defaults, its own rules reading the same Ñ. ``info`` carries ``chosen``, ``reason``
-    and ``noisy_count``; the ledger's ``choices`` records the choice."""
+    and ``noisy_count``; the ledger's ``choices`` records the choice. ``delta`` and
+    ``ball`` reach the chosen method when it is improved DPLloyd (Gaussian noise, an
+    L2-ball domain); the grid and the mean stay pure ε."""
     d = np.shape(X)[1]
     r = radius(r, d)
     p, ledger = _planned("auto", X, k, epsilon, rng, r, {})
-    res = CHOSEN[p.method](X, k, p.epsilon, rng, r, n=p.count, **p.params)
+    extra = {"delta": delta, "ball": ball} if p.method == "dplloyd_improved" else {}
+    res = CHOSEN[p.method](X, k, p.epsilon, rng, r, n=p.count, **p.params, **extra)
     ledger.extend(res.ledger)
     ledger.choices.append(f"auto chose {p.method}: {p.reason}")
     info = {**res.info, "chosen": p.method, "reason": p.reason, "noisy_count": p.count}

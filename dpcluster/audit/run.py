@@ -80,6 +80,7 @@ class TranscriptLLR:
         #: the ε its mechanism books: a release is checked against its own ledger entry
         self.per_release: dict[tuple[str, int, float], np.ndarray] = {}
         self.release_epsilon: dict[tuple[str, int, float], float] = {}
+        self.release_delta: dict[tuple[str, int, float], float] = {}
         self._ordinal: dict[str, int] = {}
         self._trial_seen = -1
 
@@ -101,6 +102,8 @@ class TranscriptLLR:
         rows = np.shape(rel.output)[0] if rel.batch and np.ndim(rel.output) else self.n
         reports = max(1, rows // self.n) if rel.batch and not self.per_trial else 1
         self.release_epsilon[key] = float(mech.epsilon) * reports
+        # a Gaussian release's ε is stated at its δ, and is checked at that δ
+        self.release_delta[key] = float(mech.delta) * reports if getattr(mech, "rho", 0) else 0.0
         if rel.batch and not self.per_trial:
             per_trial = ll.reshape(self.n, -1).sum(axis=1)
             self.llr += per_trial
@@ -118,7 +121,7 @@ class TranscriptLLR:
         for key, llr in self.per_release.items():
             booked = self.release_epsilon[key]
             if booked > 0:
-                ratio = whitebox_epsilon(llr) / booked
+                ratio = whitebox_epsilon(llr, self.release_delta[key]) / booked
                 if ratio > worst:
                     worst, which = ratio, f"{key[0]} #{key[1] + 1}"
         return worst, which

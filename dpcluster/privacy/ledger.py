@@ -84,6 +84,9 @@ class Spend:
     #: mechanism-specific facts (randomised response: per-bit ε, m_max, the exact δ at the
     #: claimed ε)
     details: dict = field(default_factory=dict)
+    #: the zCDP ρ of a Gaussian release (0 for every pure-ε release): such entries compose
+    #: in zCDP as one group, whose (ε, δ) the ledger's totals convert at ``Ledger.delta``
+    rho: float = 0.0
 
 
 @dataclass
@@ -99,6 +102,9 @@ class Ledger:
     bounds: str = ""
     #: public decisions that shaped the releases (``auto``'s choice and its reason)
     choices: list[str] = field(default_factory=list)
+    #: the δ at which the zCDP group of Gaussian releases is converted to (ε, δ)
+    #: (docs/privacy.md); unused while the ledger holds no Gaussian release
+    delta: float = 0.0
 
     def record(self, mech, purpose: str, round: int = 0, repeats: int = 1):
         """Append the spend of ``mech`` and return the mechanism, so draws read
@@ -143,33 +149,54 @@ class Ledger:
                 claim=claim,
                 repeats=repeats,
                 details=dict(getattr(mech, "details", {})),
+                rho=float(getattr(mech, "rho", 0.0)) * repeats,
             )
         )
         return mech
 
     def extend(self, other: Ledger) -> Ledger:
-        """Append every spend of ``other`` (sequential composition of two runs' releases)."""
+        """Append every spend of ``other`` (sequential composition of two runs' releases);
+        a zCDP group's δ comes along when this ledger has none."""
         self.entries.extend(other.entries)
+        self.delta = self.delta or other.delta
         return self
 
     @property
+    def rho(self) -> float:
+        """The zCDP ρ of the Gaussian releases, added (zCDP composes by addition)."""
+        return math.fsum(e.rho for e in self.entries)
+
+    def _group_epsilon(self) -> list[float]:
+        """[the (ε at :attr:`delta`) of the zCDP group], or [] without one."""
+        if not any(e.rho for e in self.entries):
+            return []
+        from .gaussian import zcdp_epsilon
+
+        return [zcdp_epsilon(self.rho, self.delta)]
+
+    @property
     def total_epsilon(self) -> float:
-        """What provably holds: the sum of every recorded (provable) epsilon."""
-        return math.fsum(e.epsilon for e in self.entries)
+        """What provably holds, by basic composition: the sum of every pure release's
+        provable ε, plus the zCDP group's ε at :attr:`delta` when there is one."""
+        pure = [e.epsilon for e in self.entries if not e.rho]
+        return math.fsum(pure + self._group_epsilon())
 
     @property
     def total_delta(self) -> float:
-        return math.fsum(e.delta for e in self.entries)
+        pure = [e.delta for e in self.entries if not e.rho]
+        return math.fsum(pure + ([self.delta] if self._group_epsilon() else []))
 
     @property
     def claimed_epsilon(self) -> float:
         """What the papers claim for the same releases (equal to :attr:`total_epsilon`
         where every claim holds)."""
-        return math.fsum(e.claimed_epsilon for e in self.entries)
+        pure = [e.claimed_epsilon for e in self.entries if not e.rho]
+        return math.fsum(pure + self._group_epsilon())
 
     @property
     def claimed_delta(self) -> float:
-        return math.fsum(e.claimed_delta for e in self.entries)
+        pure = [e.claimed_delta for e in self.entries if not e.rho]
+        return math.fsum(pure + ([self.delta] if self._group_epsilon() else []))
 
     def to_dict(self) -> dict:
         out = {
@@ -178,8 +205,10 @@ class Ledger:
             "total_delta": self.total_delta,
             "claimed_epsilon": self.claimed_epsilon,
             "claimed_delta": self.claimed_delta,
-            "entries": [asdict(e) for e in self.entries],
+            "entries": [_entry_dict(e) for e in self.entries],
         }
+        if self.rho:
+            out["rho"], out["delta"] = self.rho, self.delta
         if self.choices:
             out["choices"] = list(self.choices)
         if self.bounds:
@@ -187,6 +216,14 @@ class Ledger:
             if self.bounds == "data":
                 out["note"] = DATA_BOUNDS_NOTE
         return out
+
+
+def _entry_dict(spend: Spend) -> dict:
+    """A spend as a dict; ``rho`` only where it is a Gaussian release's."""
+    out = asdict(spend)
+    if not out["rho"]:
+        del out["rho"]
+    return out
 
 
 def book_exact_count(ledger: Ledger, rule: str) -> None:

@@ -82,3 +82,83 @@ def dyadic_at_least(value_num: int, value_den: float, bits: int = 30) -> tuple[i
     shift = max(0, bits - max(0, math.floor(math.log2(value)) if value >= 1 else 0))
     s = 2**shift
     return math.ceil(value * s), s
+
+
+def bernoulli_exp_wide_den(rng: np.random.Generator, num: np.ndarray, den: int) -> np.ndarray:
+    """:func:`bernoulli_exp` for a denominator up to 2^62: each Bernoulli(γ/K) is drawn as
+    Bernoulli(num/den) and Bernoulli(1/K) together (their product has the same law), so
+    no draw bound ever exceeds den."""
+    num = np.asarray(num, dtype=np.int64)
+    odd = np.ones(num.shape, dtype=bool)
+    active = np.flatnonzero(num > 0)
+    k = 1
+    while active.size:
+        hit = rng.integers(0, den, size=active.size) < num[active]
+        if k > 1:
+            hit &= rng.integers(0, k, size=active.size) == 0
+        active = active[hit]
+        k += 1
+        odd[active] = k % 2 == 1
+    return odd
+
+
+def bernoulli_exp_rational(rng: np.random.Generator, num: np.ndarray, den: int) -> np.ndarray:
+    """(n,) bool: Bernoulli(exp(−num/den)) for integers num ≥ 0 and den > 0 (CKS
+    Algorithm 1 for γ > 1): ⌊γ⌋ Bernoulli(exp(−1)) trials must all succeed, then one
+    Bernoulli(exp(−(γ − ⌊γ⌋)))."""
+    num = np.asarray(num, dtype=np.int64)
+    whole, frac = num // den, num % den
+    ok = np.ones(num.shape, dtype=bool)
+    active = np.flatnonzero(whole > 0)
+    left = whole.copy()
+    while active.size:
+        hit = bernoulli_exp(rng, np.ones(active.size, dtype=np.int64), 1)
+        ok[active[~hit]] = False
+        left[active] -= 1
+        active = active[hit & (left[active] > 0)]
+    still = np.flatnonzero(ok)
+    ok[still] = bernoulli_exp_wide_den(rng, frac[still], den)
+    return ok
+
+
+#: the largest integer variance σ² (in lattice steps) of :func:`discrete_gaussian`: the
+#: denominator 2σ²t² of its acceptance test stays below 2^62
+MAX_VARIANCE = 2**30
+
+
+def _bernoulli_exp_wide(rng: np.random.Generator, num: int, den: int) -> bool:
+    """Bernoulli(exp(−num/den)) for one pair whose numerator exceeds int64 (a far tail):
+    ⌊num/den⌋ Bernoulli(exp(−1)) trials, stopping at the first failure, then the rest."""
+    whole, frac = divmod(int(num), int(den))
+    one = np.ones(1, dtype=np.int64)
+    for _ in range(whole):
+        if not bernoulli_exp(rng, one, 1)[0]:
+            return False
+    return bool(bernoulli_exp_wide_den(rng, np.array([frac], dtype=np.int64), den)[0])
+
+
+def discrete_gaussian(rng: np.random.Generator, sigma2: int, shape) -> np.ndarray:
+    """int64 array of ``shape``: exact samples of the discrete Gaussian
+    P(Z = z) ∝ exp(−z²/(2σ²)) for an integer variance parameter σ² ≤ :data:`MAX_VARIANCE`
+    (CKS Algorithm 3: a discrete Laplace proposal of scale t = ⌊σ⌋ + 1, kept with
+    probability exp(−(|Y| − σ²/t)²/(2σ²)), decided by integer comparisons; proposals in
+    the far tail, whose squared gap exceeds int64, are decided with Python integers)."""
+    sigma2 = int(sigma2)
+    if not 0 < sigma2 <= MAX_VARIANCE:
+        raise ValueError(f"discrete Gaussian needs 0 < sigma^2 <= 2^30, got {sigma2}")
+    t = math.isqrt(sigma2) + 1
+    size = int(np.prod(shape, dtype=np.int64))
+    out = np.empty(size, dtype=np.int64)
+    pending = np.arange(size)
+    den = 2 * sigma2 * t * t
+    while pending.size:
+        y = discrete_laplace(rng, t, 1, pending.size)
+        gap = np.abs(y) * t - sigma2  # (|Y| − σ²/t)·t, exact in int64
+        small = np.abs(gap) < 2**31
+        keep = np.zeros(y.shape, dtype=bool)
+        keep[small] = bernoulli_exp_rational(rng, gap[small] * gap[small], den)
+        for i in np.flatnonzero(~small):
+            keep[i] = _bernoulli_exp_wide(rng, int(gap[i]) ** 2, den)
+        out[pending[keep]] = y[keep]
+        pending = pending[~keep]
+    return out.reshape(shape)

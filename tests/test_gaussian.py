@@ -1,0 +1,145 @@
+"""(ε, δ): the discrete Gaussian on a lattice, zCDP accounting, the L2-ball domain and a
+budget across fits (docs/privacy.md, "(ε, δ)")."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from unittest import mock
+
+import numpy as np
+import pytest
+
+from dpcluster import DPKMeans
+from dpcluster.audit.run import _targets, audit_target
+from dpcluster.privacy import LaplaceMechanism, Ledger, observe
+from dpcluster.privacy import gaussian as g
+from dpcluster.privacy.accountant import BudgetAccountant, BudgetExceeded
+from dpcluster.privacy.sampling import discrete_gaussian
+from tests import planted
+
+
+def _delta_by_hand(rho: float, eps: float) -> float:
+    """min over a fine grid of α of exp((α−1)(αρ−ε))/(α−1)·(1−1/α)^α."""
+    alphas = 1 + np.geomspace(1e-4, 1e4, 200_001)
+    with np.errstate(over="ignore"):  # far α overflow to inf, which the minimum never picks
+        values = np.exp((alphas - 1) * (alphas * rho - eps)) / (alphas - 1)
+        return float(np.min(values * (1 - 1 / alphas) ** alphas))
+
+
+def test_zcdp_conversion_by_hand():
+    """ρ = 0.5, δ = 1e-6: our ε meets δ at the best α of a fine grid, a slightly smaller ε
+    does not, and it lies below the classical ρ + 2√(ρ ln(1/δ))."""
+    rho, delta = 0.5, 1e-6
+    eps = g.zcdp_epsilon(rho, delta)
+    assert _delta_by_hand(rho, eps) <= delta * (1 + 1e-6)
+    assert _delta_by_hand(rho, eps * (1 - 1e-3)) > delta
+    assert eps < rho + 2 * math.sqrt(rho * math.log(1 / delta))
+
+
+def test_budget_round_trips_below_epsilon():
+    for eps, delta in [(0.1, 1e-6), (1.0, 1e-6), (2.0, 1e-9), (8.0, 1e-5)]:
+        rho = g.zcdp_budget(eps, delta)
+        assert g.zcdp_epsilon(rho, delta) <= eps
+        assert g.zcdp_epsilon(rho * 1.001, delta) > eps  # nothing left on the table
+
+
+def test_analytic_gaussian_matches_balle_and_wang():
+    """Balle and Wang's analytic σ at ε = 1, δ = 1e-5, Δ = 1 is about 3.73 (the classical
+    √(2 ln(1.25/δ))/ε = 4.84)."""
+    sigma = g.analytic_gaussian_sigma(1.0, 1e-5)
+    assert 3.72 < sigma < 3.74
+    assert g.analytic_gaussian_delta(sigma, 1.0) <= 1e-5
+
+
+def test_ledger_composes_gaussians_in_zcdp_and_pure_releases_basically():
+    """By hand: a Laplace release of ε = 0.1 and two Gaussians of ρ = 0.01 and 0.02 at
+    δ = 1e-6: ε = 0.1 + ε_zCDP(0.03, 1e-6), δ = 1e-6."""
+    ledger = Ledger(delta=1e-6)
+    ledger.record(LaplaceMechanism(0.1, 1.0), "count")
+    ledger.record(g.GaussianMechanism(0.01, 1.0, delta=1e-6), "a")
+    ledger.record(g.GaussianMechanism(0.02, 1.0, delta=1e-6), "b")
+    assert ledger.rho == pytest.approx(0.03)
+    assert ledger.total_epsilon == pytest.approx(0.1 + g.zcdp_epsilon(0.03, 1e-6))
+    assert ledger.total_delta == 1e-6
+    assert "rho" not in ledger.to_dict()["entries"][0]  # pure entries keep their form
+
+
+def test_the_gaussian_variance_covers_the_sensitivity_exactly():
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        rho = float(10 ** rng.uniform(-5, 0))
+        sens = float(10 ** rng.uniform(-2, 2))
+        p = int(rng.integers(1, 64))
+        m = g.GaussianMechanism(rho, sens, p)
+        steps = Fraction(sens) / Fraction(m.lattice) + 2 * Fraction(math.sqrt(p))
+        assert steps * steps / (2 * Fraction(m.variance_steps)) <= Fraction(rho)
+        assert m.sigma >= sens / math.sqrt(2 * rho)
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("sigma2", [1, 7, 400])
+def test_discrete_gaussian_has_its_pmf(sigma2):
+    n = 200_000
+    z = discrete_gaussian(np.random.default_rng(sigma2), sigma2, n)
+    ks = np.arange(-40 * int(math.sqrt(sigma2)) - 5, 40 * int(math.sqrt(sigma2)) + 6)
+    w = np.exp(-(ks.astype(float) ** 2) / (2 * sigma2))
+    w /= w.sum()
+    for v in range(-3, 4):
+        p = float(w[ks == v][0])
+        assert abs((z == v).mean() - p) <= 5 * math.sqrt(p * (1 - p) / n), v
+
+
+def _blobs(d=16, n=4000, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(-0.5, 0.5, (4, d)) / math.sqrt(d)
+    return centres[rng.integers(0, 4, n)] + rng.normal(0, 0.02, (n, d))
+
+
+def test_dpkmeans_with_delta_and_a_ball_books_at_most_epsilon_and_delta():
+    X = _blobs()
+    for method in ("auto", "dplloyd", "dplloyd_improved"):
+        km = DPKMeans(4, epsilon=1, delta=1e-6, radius=1, method=method, random_state=0).fit(X)
+        assert km.ledger_.total_epsilon <= 1.0 and km.ledger_.total_delta <= 1e-6
+        assert km.ledger_.rho > 0  # the DPLloyd passes were Gaussian
+        assert km.cluster_centers_.shape == (4, 16)
+
+
+def test_delta_zero_is_the_pure_epsilon_fit_bit_for_bit():
+    X = _blobs(d=4)
+    a = DPKMeans(4, epsilon=1, bounds=(-1, 1), random_state=3).fit(X)
+    b = DPKMeans(4, epsilon=1, bounds=(-1, 1), random_state=3, delta=0.0).fit(X)
+    assert np.array_equal(a.cluster_centers_, b.cluster_centers_)
+    assert a.ledger_.to_dict() == b.ledger_.to_dict() and a.ledger_.total_delta == 0.0
+
+
+def test_records_outside_the_ball_are_projected_with_a_count():
+    X = _blobs(d=3) * 0 + np.array([3.0, 0.0, 0.0])
+    with pytest.warns(UserWarning, match=r"4000 of 4000 records lie outside the ball"):
+        km = DPKMeans(2, epsilon=1, radius=1, method="dplloyd", random_state=0).fit(X)
+    assert np.all(np.linalg.norm(km.cluster_centers_, axis=1) <= math.sqrt(3) + 1e-9)
+    with pytest.raises(ValueError, match="bounds .* or radius"):
+        DPKMeans(2, radius=1, bounds=(-1, 1)).fit(X)
+
+
+def test_the_accountant_refuses_an_overspend_before_any_release():
+    X = _blobs(d=4)
+    acc = BudgetAccountant(1.5, 1e-5)
+    DPKMeans(4, epsilon=1, delta=1e-6, radius=1, random_state=0, accountant=acc).fit(X)
+    spent_eps, spent_delta = acc.spent[0]
+    assert spent_eps <= 1.0 and spent_delta <= 1e-6
+    released = []
+    with observe(released.append), pytest.raises(BudgetExceeded, match="overspend"):
+        DPKMeans(4, epsilon=1, radius=1, random_state=0, accountant=acc).fit(X)
+    assert released == [] and len(acc.spent) == 1
+    DPKMeans(4, epsilon=0.4, radius=1, random_state=0, accountant=acc).fit(X)
+    assert acc.remaining[0] == pytest.approx(0.1, abs=1e-9)
+
+
+def test_the_audit_catches_a_half_sigma_gaussian_and_passes_the_real_one():
+    target = _targets()["dplloyd (gaussian)"]
+    good = audit_target(target, 1.0, trials=20_000)
+    assert good["verdict"] == "consistent" and good["delta_claimed"] == 1e-6
+    with mock.patch.object(g, "GaussianMechanism", planted.half_sigma_gaussian()):
+        bad = audit_target(target, 1.0, trials=20_000)
+    assert bad["verdict"] == "violation of provable ε"
