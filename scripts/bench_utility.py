@@ -24,7 +24,7 @@ Markdown table, a csv (--out) and a figure (--figure). Usage:
     python scripts/bench_utility.py --battery ../shared/battery [--eps 0.1,0.5,1,2]
         [--seeds 10] [--methods auto,dplloyd,...] [--sets sipu/a1,...] [--jobs 2]
         (a method may carry parameters: ``dplloyd_improved:clip=0.1``, several as
-        ``method:a=1;b=2``)
+        ``method:a=1;b=2``, and a δ for Gaussian noise: ``dplloyd@1e-6``)
         [--out results/utility.csv] [--figure results/utility.png]
 """
 
@@ -93,13 +93,15 @@ def nearest(X: np.ndarray, C: np.ndarray) -> np.ndarray:
 def method_and_params(name: str) -> dict:
     """``DPKMeans`` keywords for a row name: ``dplloyd_improved`` or, with parameters,
     ``dplloyd_improved:clip=0.1`` (several separated by ``;``; values read as YAML
-    scalars)."""
+    scalars), with ``@δ`` for (ε, δ) and Gaussian noise (``dplloyd@1e-6``)."""
+    name, _, delta = name.partition("@")
     method, _, rest = name.partition(":")
     params = {}
     for item in filter(None, rest.split(";")):
         key, _, value = item.partition("=")
         params[key] = yaml.safe_load(value)
-    return {"method": method, **({"method_params": params} if params else {})}
+    extra = {"delta": float(delta)} if delta else {}
+    return {"method": method, **({"method_params": params} if params else {}), **extra}
 
 
 def fit_one(X, k, method, eps, seed, bounds):
