@@ -31,6 +31,7 @@ FLOOR = 2.0**-20
 GAUSSIAN_BITS = 12
 
 
+@functools.lru_cache(maxsize=4096)
 def zcdp_delta(rho: float, epsilon: float) -> float:
     """δ at which ρ-zCDP gives ε-DP (module docstring), searched over α on a grid and
     refined; ``rho`` = 0 gives 0."""
@@ -39,28 +40,28 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     if epsilon <= rho:  # the bound is useless below ε = ρ
         return 1.0
 
-    def log_delta(a: float) -> float:
-        return (a - 1) * (a * rho - epsilon) - math.log(a - 1) + a * math.log1p(-1 / a)
+    def log_delta(a):
+        a = np.asarray(a, dtype=np.float64)
+        return (a - 1) * (a * rho - epsilon) - np.log(a - 1) + a * np.log1p(-1 / a)
 
     # the minimiser lies near α* = (ε + ρ)/(2ρ) for small ρ; search around it
     centre = (epsilon + rho) / (2 * rho)
-    grid = np.unique(
-        np.concatenate([1 + np.geomspace(1e-6, 1e6, 400), centre * np.geomspace(0.5, 2, 200)])
-    )
-    grid = grid[grid > 1]
-    values = np.array([log_delta(a) for a in grid])
+    grid = np.concatenate([1 + np.geomspace(1e-6, 1e6, 400), centre * np.geomspace(0.5, 2, 200)])
+    grid = np.unique(grid[grid > 1])
+    values = log_delta(grid)
     i = int(np.argmin(values))
     lo, hi = grid[max(0, i - 1)], grid[min(len(grid) - 1, i + 1)]
-    for _ in range(100):  # golden-section refinement of a unimodal bracket
+    for _ in range(60):  # golden-section refinement of a unimodal bracket
         m1, m2 = lo + (hi - lo) * 0.382, lo + (hi - lo) * 0.618
         if log_delta(m1) < log_delta(m2):
             hi = m2
         else:
             lo = m1
-    best = min(values[i], log_delta((lo + hi) / 2))
+    best = min(float(values[i]), float(log_delta((lo + hi) / 2)))
     return min(1.0, math.exp(best))
 
 
+@functools.lru_cache(maxsize=4096)
 def zcdp_epsilon(rho: float, delta: float) -> float:
     """The smallest ε (to 1e-12 relative, rounded up) with ``zcdp_delta(ρ, ε) ≤ δ``."""
     if rho <= 0:
@@ -81,6 +82,7 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
     return hi
 
 
+@functools.lru_cache(maxsize=1024)
 def zcdp_budget(epsilon: float, delta: float) -> float:
     """The largest ρ (to 1e-12 relative, rounded down) that is (ε, δ)-DP by
     :func:`zcdp_delta`: what a fit of budget (ε, δ) may spend in zCDP."""
