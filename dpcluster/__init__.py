@@ -12,4 +12,8 @@ def __getattr__(name):  # the estimators import scikit-learn: load them on first
         from . import estimator
 
         return getattr(estimator, name)
+    if name in ("BudgetAccountant", "BudgetExceeded"):
+        from .privacy import accountant
+
+        return getattr(accountant, name)
     raise AttributeError(f"module 'dpcluster' has no attribute {name!r}")
