@@ -14,6 +14,7 @@ proves (docs/audit.md). Results do not depend on ``jobs``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import time
@@ -216,10 +217,17 @@ def _bounds(a: SideRuns, b: SideRuns, scores, delta: float, whitebox: bool) -> t
 
 
 def audit_target(
-    target: Target, epsilon: float, trials: int | None = None, seed: int = DEFAULT_SEED
+    target: Target,
+    epsilon: float,
+    trials: int | None = None,
+    seed: int = DEFAULT_SEED,
+    delta: float | None = None,
 ) -> dict:
-    """One audit.csv row for ``target`` at ``epsilon``."""
+    """One audit.csv row for ``target`` at ``epsilon`` (and, for a Gaussian target, at
+    ``delta`` when given)."""
     n = int(trials or target.trials)
+    if delta is not None and target.takes_delta:
+        target = dataclasses.replace(target, run=functools.partial(target.run, delta=delta))
     start = time.perf_counter()
     D, D2 = target.pair(epsilon) if target.at_epsilon else target.pair()
     a = _run_side(target, D, D2, epsilon, n, seed, "D")
@@ -307,6 +315,7 @@ def run_audit(
     jobs: int = 1,
     seed: int = DEFAULT_SEED,
     extra: list[Target] | None = None,
+    delta: float | None = None,
 ) -> pd.DataFrame:
     """audit.csv as a table: one row per (target, ε), then one ``not private`` row per
     non-private registry entry asked for (all of them when ``names`` is None). ``extra``
@@ -317,9 +326,11 @@ def run_audit(
     if jobs > 1 and len(tasks) > 1:
         from joblib import Parallel, delayed
 
-        rows = Parallel(n_jobs=jobs)(delayed(audit_target)(t, e, trials, seed) for t, e in tasks)
+        rows = Parallel(n_jobs=jobs)(
+            delayed(audit_target)(t, e, trials, seed, delta) for t, e in tasks
+        )
     else:
-        rows = [audit_target(t, e, trials, seed) for t, e in tasks]
+        rows = [audit_target(t, e, trials, seed, delta) for t, e in tasks]
     skipped = not_private()
     listed = list(skipped) if names is None else [n for n in names if n in skipped]
     rows += [

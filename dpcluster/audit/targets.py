@@ -72,6 +72,8 @@ class Target:
     private: bool = True
     extra: dict = field(default_factory=dict)
     at_epsilon: bool = False
+    #: the run takes ``delta=``: a Gaussian target, run at ``dpcluster audit --delta``
+    takes_delta: bool = False
 
 
 # --- central pairs -------------------------------------------------------------------------
@@ -143,8 +145,9 @@ def _dplloyd(improved: bool, iterations: int = 5):
 GAUSSIAN_DELTA = 1e-6
 
 
-def _dplloyd_gaussian(X, epsilon, rng, n, trial=None):
-    """A1 with Gaussian noise spending (ε, δ = 1e-6) in zCDP, batched over the trials."""
+def _dplloyd_gaussian(X, epsilon, rng, n, trial=None, delta=GAUSSIAN_DELTA):
+    """A1 with Gaussian noise spending (ε, δ) in zCDP (δ = 1e-6 unless ``dpcluster audit
+    --delta`` says otherwise), batched over the trials."""
     from ..algorithms.methods import gaussian_budget
 
     count, total = rng.spawn(2)
@@ -155,7 +158,7 @@ def _dplloyd_gaussian(X, epsilon, rng, n, trial=None):
         epsilon,
         {"count": count, "sum": total},
         iterations=5,
-        **gaussian_budget(epsilon, GAUSSIAN_DELTA),
+        **gaussian_budget(epsilon, delta),
     )
     return C.reshape(n, -1), ledger
 
@@ -341,6 +344,7 @@ def central_targets() -> list[Target]:
             trials=40_000,
             run=_dplloyd_gaussian,
             pair=central_pair,
+            takes_delta=True,
             note="discrete Gaussian noise on the lattice, composed in zCDP; bounds at δ",
         ),
         Target(

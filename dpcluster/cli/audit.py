@@ -41,6 +41,12 @@ from .base import _fail_on, _float_list, _jobs_option, _load_spec, main
     show_default=True,
     help="folder for audit.csv, audit.md and audit.png",
 )
+@click.option(
+    "--delta",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=None,
+    help="δ of the Gaussian targets' (ε, δ) [default: 1e-6]; the bounds are taken at it",
+)
 @_jobs_option("the bounds")
 @click.option(
     "--seed",
@@ -57,6 +63,7 @@ def audit(
     out: str,
     jobs: int,
     seed: int,
+    delta: float | None,
 ):
     """Audit the privacy of every private algorithm: 95 % lower bounds on ε (black-box from
     outputs, white-box from exact transcript likelihoods) against the claimed and the
@@ -77,7 +84,9 @@ def audit(
         eps = eps or list(sp.epsilon)
     try:
         names, extra = choose_targets(names, sp, os.getcwd())
-        table = audit_mod.run_audit(names, eps or DEFAULT_EPSILONS, trials, jobs, seed, extra)
+        table = audit_mod.run_audit(
+            names, eps or DEFAULT_EPSILONS, trials, jobs, seed, extra, delta
+        )
     except DpclusterError as exc:
         _fail_on(exc)
     for path in audit_mod.write_audit(table, out):
