@@ -60,7 +60,11 @@ def workloads():
     big = rng.uniform(-1, 1, (200_000, 10))
     s1_like = rng.uniform(-1, 1, (5_000, 2))
     inits = rng.uniform(-1, 1, (3_000, 15, 2))
-    streams = {"count": np.random.default_rng(1), "sum": np.random.default_rng(2)}
+    # one (count, sum) stream pair per run, as a cell draws them (docs/reproducibility.md)
+    streams = [
+        {"count": np.random.default_rng((i, 0)), "sum": np.random.default_rng((i, 1))}
+        for i in range(len(inits))
+    ]
     mech = mechanisms.LaplaceMechanism(0.5, 3.0, coordinates=2)
     return {
         "noise: 10^6 draws": lambda: mech.noise(np.random.default_rng(3), 1_000_000),
