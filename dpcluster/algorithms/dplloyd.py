@@ -256,34 +256,11 @@ def dplloyd_batch(
         )
         min_count = floor if min_count == "noise" else min_count
         ledger = Ledger(delta=delta)
-        return _iterate(
-            X,
-            C,
-            iterations,
-            count_mech,
-            sum_mech,
-            noise_streams,
-            min_count,
-            r,
-            stats_at,
-            first,
-            prepared,
-            ledger,
-        )
-    eps_iter = epsilon / iterations
-    if split == "sensitivity":
-        budget = sensitivity_split(eps_iter, d, r)
-    elif split == "improved":
-        budget = improved_split(eps_iter, d, rho)
     else:
-        raise ValueError(f"split must be 'sensitivity' or 'improved', got {split!r}")
-    # t rounds of both shares book at most ε exactly (the ledger sums with fsum)
-    count_share, sum_share = within(epsilon, [budget.count, budget.sum], iterations)
-    budget = BudgetSplit(count=count_share, sum=sum_share, d=d)
-    if min_count == "noise":
-        min_count = empty_threshold(budget, r, extent=extent)
-    count_mech = LaplaceMechanism(budget.count, sensitivity=1.0)
-    sum_mech = LaplaceMechanism(budget.sum, sensitivity=extent, coordinates=d)
+        count_mech, sum_mech, min_count = _laplace_mechanisms(
+            epsilon, iterations, split, d, r, rho, extent, min_count
+        )
+        ledger = Ledger()
     return _iterate(
         X,
         C,
@@ -296,8 +273,27 @@ def dplloyd_batch(
         stats_at,
         first,
         prepared,
-        Ledger(),
+        ledger,
     )
+
+
+def _laplace_mechanisms(epsilon, iterations, split, d, r, rho, extent, min_count):
+    """(count mechanism, sum mechanism, hold floor) of a Laplace DPLloyd: ε/t per
+    iteration split by ``split``, t rounds booking at most ε exactly."""
+    eps_iter = epsilon / iterations
+    if split == "sensitivity":
+        budget = sensitivity_split(eps_iter, d, r)
+    elif split == "improved":
+        budget = improved_split(eps_iter, d, rho)
+    else:
+        raise ValueError(f"split must be 'sensitivity' or 'improved', got {split!r}")
+    count_share, sum_share = within(epsilon, [budget.count, budget.sum], iterations)
+    budget = BudgetSplit(count=count_share, sum=sum_share, d=d)
+    if min_count == "noise":
+        min_count = empty_threshold(budget, r, extent=extent)
+    count_mech = LaplaceMechanism(budget.count, sensitivity=1.0)
+    sum_mech = LaplaceMechanism(budget.sum, sensitivity=extent, coordinates=d)
+    return count_mech, sum_mech, min_count
 
 
 #: the Gaussian DPLloyd's count : sum ρ ratio is this over √d: the split that minimises a
