@@ -25,8 +25,9 @@ returns one row per run (``init``, ``rep``, the metrics) and the ledger of a run
 
 What is enforced (here and by the harness): a private entry must return a
 :class:`~dpcluster.privacy.Ledger` that books something, each release a positive finite ε,
-and its provable total may not exceed the cell's ε; every row's ε columns are written from
-that ledger, whatever the row says (non-private entries: ``inf``); a ``centroids`` value
+and its provable totals may not exceed the cell's ε and δ; every row's (ε, δ) columns are
+written from that ledger, whatever the row says (non-private entries: ε = ``inf``, δ = 1);
+a ``centroids`` value
 must be finite and of shape (k, d); every row has integer ``init`` and ``rep``, a number
 for each metric, and no (init, rep, step) twice. Any breach fails the cell, with its
 traceback.
@@ -41,7 +42,8 @@ from collections.abc import Callable
 import numpy as np
 
 from .experiments.protocol import AlgorithmInfo, CellContext, Param, Row
-from .privacy import Ledger, check_epsilon, not_private
+from .privacy import Ledger, check_epsilon, not_private, spent
+from .privacy.ledger import Spend
 from .results import GROUP
 
 __all__ = ["AlgorithmInfo", "CellContext", "Param", "algorithm"]
@@ -150,45 +152,70 @@ def _check_rows(label: str, rows: list, metrics: tuple[str, ...], n_init: int) -
         seen[key] = n
 
 
-def _ledger_epsilon(label: str, ledger: dict) -> tuple[float, float]:
-    """(provable, claimed) ε of a plugin's ledger record, summed here from its entries,
-    each of which must book a positive finite ε and a δ in [0, 1)."""
+def _ledger_spend(label: str, ledger: dict) -> dict[str, float]:
+    """The provable and claimed (ε, δ) of a plugin's ledger record, recomputed here from its
+    entries as :class:`~dpcluster.privacy.Ledger` totals them (pure releases by basic
+    composition, Gaussian ones as a zCDP group at the record's ``delta``), in the row
+    columns of :func:`dpcluster.privacy.spent`. Each entry must book a positive finite ε,
+    a δ in [0, 1) and a ρ ≥ 0."""
     entries = ledger.get("entries", []) if isinstance(ledger, dict) else None
     if not isinstance(entries, list):
         raise PluginError(f"{label}: its ledger is not a Ledger's record")
-    provable, claimed = [], []
+    group_delta = ledger.get("delta", 0.0)
+    if not (_is_number(group_delta) and 0 <= group_delta < 1):
+        raise PluginError(f"{label}: its ledger's δ is {group_delta!r}, not in [0, 1)")
+    spends = []
     for n, entry in enumerate(entries):
         eps = entry.get("epsilon") if isinstance(entry, dict) else None
         delta = entry.get("delta", 0.0) if isinstance(entry, dict) else None
-        ok = check_epsilon(eps) is None
-        if not ok or not (isinstance(delta, int | float) and 0 <= delta < 1):
+        rho = entry.get("rho", 0.0) if isinstance(entry, dict) else None
+        ok = check_epsilon(eps) is None and _is_number(delta) and 0 <= delta < 1
+        if not ok or not (_is_number(rho) and 0 <= rho < math.inf):
             raise PluginError(
-                f"{label}: ledger entry {n} books ε = {eps!r}, δ = {delta!r}; "
-                "every release must book a positive finite ε and a δ in [0, 1)"
+                f"{label}: ledger entry {n} books ε = {eps!r}, δ = {delta!r}, ρ = {rho!r}; "
+                "every release must book a positive finite ε, a δ in [0, 1) and a ρ ≥ 0"
             )
-        provable.append(float(eps))
-        claimed.append(float(entry.get("claimed_epsilon", eps)))
-    return math.fsum(provable), math.fsum(claimed)
+        spends.append(
+            Spend(
+                purpose=str(entry.get("purpose", "")),
+                mechanism=str(entry.get("mechanism", "")),
+                epsilon=float(eps),
+                sensitivity=0.0,
+                scale=0.0,
+                delta=float(delta),
+                claimed_epsilon=float(entry.get("claimed_epsilon", eps)),
+                claimed_delta=float(entry.get("claimed_delta", delta)),
+                rho=float(rho),
+            )
+        )
+    return spent(Ledger(entries=spends, delta=float(group_delta)))
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def enforce(label: str, info: AlgorithmInfo, ctx: CellContext, rows: list, ledger: dict) -> None:
     """What the harness holds every plugin cell to, whatever made its entry (the decorator
-    or a hand-built :class:`AlgorithmInfo`): each row's ε columns are the cell ledger's
-    totals, recomputed here from its entries (non-private entries: ∞); a private total must
-    be positive and at most the cell's ε; released ``centroids`` must be finite and of
+    or a hand-built :class:`AlgorithmInfo`): each row's (ε, δ) columns are the cell ledger's
+    totals, recomputed here from its entries (non-private entries: ε = ∞); a private ε must
+    be positive and at most the cell's ε, its δ at most the cell's δ; released ``centroids`` must be finite and of
     shape (k, d). Rows are changed in place; a breach raises :class:`PluginError`."""
     if info.private:
-        provable, claimed = _ledger_epsilon(label, ledger)
+        used = _ledger_spend(label, ledger)
+        provable, delta = used["epsilon_provable"], used["delta_provable"]
         if provable <= 0:
             raise PluginError(f"{label} is private but its ledger books nothing")
         if provable > ctx.epsilon * (1 + 1e-9):
             raise PluginError(f"{label} books ε = {provable:g} in a cell of ε = {ctx.epsilon:g}")
+        if delta > ctx.delta * (1 + 1e-9):
+            raise PluginError(f"{label} books δ = {delta:g} in a cell of δ = {ctx.delta:g}")
     else:
-        provable = claimed = math.inf
+        used = spent(None)
     k, d = ctx.k, ctx.dataset.d
     _check_rows(label, rows, info.metrics, ctx.n_init)
     for n, row in enumerate(rows):
-        row["epsilon_provable"], row["epsilon_claimed"] = provable, claimed
+        row.update(used)
         if row.get("centroids") is None:
             continue
         try:

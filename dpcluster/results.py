@@ -372,6 +372,11 @@ def summarise(runs: pd.DataFrame, metrics: tuple[str, ...] | list[str] = ("nicv"
                 ),
                 "epsilon_claimed_max": float(g["epsilon_claimed"].max()),
                 "epsilon_provable_max": float(g["epsilon_provable"].max()),
+                **{
+                    f"{c}_max": float(g[c].max())
+                    for c in ("delta_claimed", "delta_provable")
+                    if c in g.columns
+                },
                 **means,
                 **per_metric,
             }

@@ -143,3 +143,66 @@ def test_the_audit_catches_a_half_sigma_gaussian_and_passes_the_real_one():
     with mock.patch.object(g, "GaussianMechanism", planted.half_sigma_gaussian()):
         bad = audit_target(target, 1.0, trials=20_000)
     assert bad["verdict"] == "violation of provable ε"
+
+
+def _delta_spec(tmp_path, **changes):
+    import yaml
+
+    from dpcluster import spec
+
+    doc = {
+        "name": "delta",
+        "seed": 5,
+        "datasets": [{"name": "synthetic", "params": {"N": 800, "k": 3, "d": 4}}],
+        "epsilon": [0.5, 1.0],
+        "init": {"sets": 2},
+        "algorithms": [
+            {"name": "lloyd"},
+            {"name": "dplloyd", "repeat": 3},
+            {"name": "private_mean", "repeat": 2},
+        ],
+        **changes,
+    }
+    path = tmp_path / "delta.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return spec.load(path)
+
+
+def test_a_spec_delta_turns_the_grid_into_eps_delta_and_every_row_says_so(tmp_path):
+    import pandas as pd
+
+    from dpcluster import harness
+
+    sp = _delta_spec(tmp_path, delta=1e-6)
+    assert sp.delta == 1e-6
+    harness.run_spec(sp, tmp_path / "out")
+    runs = pd.read_csv(tmp_path / "out" / "runs.csv")
+    gauss = runs[runs["algorithm"] == "dplloyd"]
+    assert (gauss["delta_provable"] > 0).all() and (gauss["delta_provable"] <= 1e-6).all()
+    assert (gauss["epsilon_provable"] <= gauss["epsilon"] * (1 + 1e-12)).all()
+    # a pure-ε method in the same grid stays pure: (ε, 0) is (ε, δ) for every δ
+    pure = runs[runs["algorithm"] == "private_mean"]
+    assert (pure["delta_provable"] == 0).all()
+    assert (runs.loc[runs["algorithm"] == "lloyd", "delta_provable"] == 1.0).all()
+    summary = pd.read_csv(tmp_path / "out" / "summary.csv")
+    assert {"delta_provable_max", "delta_claimed_max"} <= set(summary.columns)
+
+
+def test_delta_zero_is_the_same_cell_as_no_delta_and_a_delta_is_another(tmp_path):
+    from dpcluster import harness
+
+    def ids(sp):
+        return sorted(c.id for c in harness.expand(sp))
+
+    plain, zero = _delta_spec(tmp_path), _delta_spec(tmp_path, delta=0)
+    assert ids(plain) == ids(zero)
+    changed = set(ids(_delta_spec(tmp_path, delta=1e-6))) - set(ids(plain))
+    assert len(changed) == 4  # every private cell; lloyd's stays
+
+
+@pytest.mark.parametrize("bad", [-1e-6, 1.0, "tiny", True, float("nan")])
+def test_a_bad_spec_delta_names_its_key(tmp_path, bad):
+    from dpcluster.errors import SpecError
+
+    with pytest.raises(SpecError, match="delta"):
+        _delta_spec(tmp_path, delta=bad)

@@ -248,10 +248,12 @@ def test_a_ledger_travels_as_its_totals_entries_and_the_origin_of_its_bounds():
 def test_a_run_without_a_ledger_is_infinitely_spent_and_says_why():
     from dpcluster.privacy import LOCAL, not_private, spent
 
-    assert spent(None) == {"epsilon_claimed": math.inf, "epsilon_provable": math.inf}
+    nothing = {"epsilon_claimed": math.inf, "epsilon_provable": math.inf}
+    assert spent(None) == {**nothing, "delta_claimed": 1.0, "delta_provable": 1.0}
     ledger = Ledger()
     ledger.record(_Mech(0.75), "a")
-    assert spent(ledger) == {"epsilon_claimed": 0.75, "epsilon_provable": 0.75}
+    pure = {"epsilon_claimed": 0.75, "epsilon_provable": 0.75}
+    assert spent(ledger) == {**pure, "delta_claimed": 0.0, "delta_provable": 0.0}
     assert not_private() == {"entries": [], "note": "not private"}
     assert not_private("exact counts", LOCAL) == {
         "entries": [],

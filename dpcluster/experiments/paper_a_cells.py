@@ -16,6 +16,7 @@ from ..algorithms.gkm import (
 )
 from ..algorithms.hybrid import hybrid
 from ..algorithms.lloyd import lloyd_batch
+from ..algorithms.methods import gaussian_budget
 from ..algorithms.pgkm import genetic_kmeans
 from ..analysis import hybrid_switch
 from ..analysis.mse import SWITCH_T
@@ -86,6 +87,7 @@ def dplloyd_cell(ctx: CellContext, improved: bool) -> tuple[list[Row], dict]:
         split="improved" if improved else "sensitivity",
         rho=p.get("rho", RHO),
         min_count=p["min_count"],
+        **gaussian_budget(ctx.epsilon, ctx.delta),
     )
     if improved:  # A2's t read the exact N, as the paper does
         book_exact_count(ledger, "A2's iteration count t")

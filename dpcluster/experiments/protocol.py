@@ -11,6 +11,7 @@ callables (runs, cost, canonical parameters) get a :class:`CellShape`, which nee
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -141,6 +142,9 @@ class CellContext:
     init_method: str
     streams: StreamFactory
     init_streams: StreamFactory
+    #: the spec's δ; 0 is pure ε. A fit that takes ``delta`` spends (ε, δ) with Gaussian
+    #: noise; every other fit stays pure ε, which is (ε, δ) for any δ
+    delta: float = 0.0
 
     def init_sets(self, method: str | None = None) -> np.ndarray:
         return initial_sets(
@@ -282,9 +286,10 @@ def fit_runs(ctx: CellContext, fit: CentralFit, columns=()) -> tuple[list[Row], 
     ``rep`` from the stream ``("run", rep)``; each row carries the fit's ``info`` values
     named in ``columns``."""
     rows, ledger = [], {}
+    extra = {"delta": ctx.delta} if ctx.delta and takes_delta(fit.function) else {}
     for rep in range(ctx.repeat):
         rng = ctx.streams.child("run", rep)
-        res = fit.function(ctx.dataset.X, ctx.k, ctx.epsilon, rng, 1.0, **ctx.params)
+        res = fit.function(ctx.dataset.X, ctx.k, ctx.epsilon, rng, 1.0, **ctx.params, **extra)
         ledger = res.ledger.to_dict()
         rows.append(
             {
@@ -298,6 +303,11 @@ def fit_runs(ctx: CellContext, fit: CentralFit, columns=()) -> tuple[list[Row], 
             }
         )
     return rows, ledger
+
+
+def takes_delta(function) -> bool:
+    """Whether a fit spends (ε, δ) when given ``delta`` (its signature names it)."""
+    return "delta" in inspect.signature(function).parameters
 
 
 def central_method(

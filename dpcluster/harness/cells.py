@@ -37,6 +37,8 @@ RUN_COLUMNS = [
     "nicv",
     "epsilon_claimed",
     "epsilon_provable",
+    "delta_claimed",
+    "delta_provable",
     "bounds",
     "iterations",
     "seed",
@@ -54,6 +56,8 @@ class Cell:
     seed: int
     n_init: int
     init_method: str
+    #: the spec's δ for a private algorithm (0: pure ε; left out of the identity then)
+    delta: float = 0.0
 
     @property
     def info(self):
@@ -80,6 +84,7 @@ class Cell:
             "algorithm": self.algorithm.name,
             "params": self.run_params,
             "epsilon": self.epsilon,
+            **({"delta": self.delta} if self.delta else {}),
             "repeat": self.algorithm.repeat,
             "init": [self.n_init, self.init_method],
         }
@@ -104,6 +109,8 @@ class Cell:
         prefix = (self.dataset.identity_key, self.algorithm.name, canonical(drawn))
         if self.algorithm.code:
             prefix += (canonical(self.algorithm.code),)
+        if self.delta:
+            return (*prefix, repr(self.epsilon), repr(self.delta))
         return (*prefix, repr(self.epsilon))
 
     @functools.cached_property
@@ -127,15 +134,18 @@ class Cell:
 
     def describe(self) -> str:
         eps = "-" if math.isinf(self.epsilon) else f"{self.epsilon:g}"
-        return f"{self.dataset.key} {self.algorithm.variant} eps={eps}"
+        delta = f" delta={self.delta:g}" if self.delta else ""
+        return f"{self.dataset.key} {self.algorithm.variant} eps={eps}{delta}"
 
 
 def expand(spec: Spec) -> list[Cell]:
-    """One cell per dataset × algorithm variant × ε (non-private algorithms: one ε = ∞)."""
+    """One cell per dataset × algorithm variant × ε (non-private algorithms: one ε = ∞);
+    a private algorithm's cells carry the spec's δ."""
     cells = []
     for ds in spec.datasets:
         for alg in spec.algorithms:
-            eps_grid = spec.epsilon if lookup(alg.name, alg.source).private else (math.inf,)
+            private = lookup(alg.name, alg.source).private
+            eps_grid = spec.epsilon if private else (math.inf,)
             cells += [
                 Cell(
                     dataset=ds,
@@ -144,6 +154,7 @@ def expand(spec: Spec) -> list[Cell]:
                     seed=spec.seed,
                     n_init=spec.init.sets,
                     init_method=spec.init.method,
+                    delta=spec.delta if private else 0.0,
                 )
                 for eps in eps_grid
             ]
@@ -194,6 +205,7 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
             dataset=ds.read_only() if plugin else ds,  # cached: a plugin may not write in it
             k=ds.k,
             epsilon=cell.epsilon,
+            delta=cell.delta,
             params=cell.algorithm.kwargs,
             repeat=cell.algorithm.repeat,
             n_init=cell.n_init,

@@ -242,15 +242,24 @@ def book_exact_count(ledger: Ledger, rule: str) -> None:
 
 
 def spent(ledger: Ledger | None) -> dict[str, float]:
-    """The two per-run columns every result row carries.
-
-    ``epsilon_provable`` is what the ledger proves; ``epsilon_claimed`` is what the papers
-    claim for the same releases. A run without a ledger released something non-private:
-    both are infinite (nothing is claimed, nothing holds).
+    """The four per-run columns every result row carries: the (ε, δ) the ledger proves
+    (``epsilon_provable``, ``delta_provable``) and the (ε, δ) the papers claim for the same
+    releases (``epsilon_claimed``, ``delta_claimed``). A run without a ledger released
+    something non-private: ε is infinite and δ is 1 (nothing is claimed, nothing holds).
     """
     if ledger is None:
-        return {"epsilon_claimed": math.inf, "epsilon_provable": math.inf}
-    return {"epsilon_claimed": ledger.claimed_epsilon, "epsilon_provable": ledger.total_epsilon}
+        return {
+            "epsilon_claimed": math.inf,
+            "epsilon_provable": math.inf,
+            "delta_claimed": 1.0,
+            "delta_provable": 1.0,
+        }
+    return {
+        "epsilon_claimed": ledger.claimed_epsilon,
+        "epsilon_provable": ledger.total_epsilon,
+        "delta_claimed": ledger.claimed_delta,
+        "delta_provable": ledger.total_delta,
+    }
 
 
 #: the row columns of a non-private run

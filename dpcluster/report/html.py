@@ -30,6 +30,7 @@ SUMMARY_COLUMNS = (
     "ci95_high",
     "epsilon_claimed_max",
     "epsilon_provable_max",
+    "delta_provable_max",
     "bounds",
 )
 AUDIT_COLUMNS = (

@@ -14,6 +14,7 @@ Example::
     metrics: [nicv]
     plot: {kind: nicv_vs_epsilon, log_y: true}
     bounds: data        # or public: scale by each dataset's declared domain (docs/privacy.md)
+    delta: 1.0e-6       # optional: every ε of the grid becomes (ε, δ) (docs/privacy.md)
 
 A key left out takes the default of its dataclass field.
 """
@@ -38,6 +39,7 @@ TOP_KEYS = {
     "metrics",
     "plot",
     "bounds",
+    "delta",
 }
 
 REQUIRED = ("name", "seed", "datasets", "algorithms")
@@ -146,6 +148,8 @@ class Spec:
     raw: dict
     #: ``--set`` overrides applied to the file, as (dotted key, YAML value text)
     overrides: tuple[tuple[str, str], ...] = ()
+    #: δ of every ε in the grid; 0 (the default) is pure ε
+    delta: float = 0.0
 
     @property
     def hash(self) -> str:

@@ -61,6 +61,7 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
     epsilon = _epsilons(
         file, raw.get("epsilon"), any(lookup(a.name, a.source).private for a in algorithms)
     )
+    delta = _delta(file, raw.get("delta", 0.0))
     init_raw = _mapping(file, "init", raw.get("init", {}) or {})
     _check_keys(file, "init", init_raw, {"sets", "method"})
     init = InitSpec(
@@ -91,12 +92,21 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
         datasets=datasets,
         algorithms=algorithms,
         epsilon=epsilon,
+        delta=delta,
         init=init,
         metrics=tuple(metrics),
         plot=plot,
         path=file,
         raw=raw,
     )
+
+
+def _delta(file: str, raw) -> float:
+    """The spec's δ: a number in [0, 1); 0 keeps every method pure ε."""
+    ok = isinstance(raw, int | float) and not isinstance(raw, bool) and 0 <= raw < 1
+    if not ok:
+        raise SpecError(file, "delta", raw, "must be a number in [0, 1) (0: pure ε)")
+    return float(raw)
 
 
 def load(path: str | Path, overrides=()) -> Spec:
