@@ -199,8 +199,9 @@ def enforce(label: str, info: AlgorithmInfo, ctx: CellContext, rows: list, ledge
     """What the harness holds every plugin cell to, whatever made its entry (the decorator
     or a hand-built :class:`AlgorithmInfo`): each row's (ε, δ) columns are the cell ledger's
     totals, recomputed here from its entries (non-private entries: ε = ∞); a private ε must
-    be positive and at most the cell's ε, its δ at most the cell's δ; released ``centroids`` must be finite and of
-    shape (k, d). Rows are changed in place; a breach raises :class:`PluginError`."""
+    be positive and at most the cell's ε, its δ at most the cell's δ; released
+    ``centroids`` must be finite and of shape (k, d). Rows are changed in place; a breach
+    raises :class:`PluginError`."""
     if info.private:
         used = _ledger_spend(label, ledger)
         provable, delta = used["epsilon_provable"], used["delta_provable"]

@@ -174,6 +174,34 @@ def test_grid_run_has_the_same_bits_alone_or_in_any_batch(rng, k, distances):
             np.testing.assert_array_equal(got, want[rows])
 
 
+@pytest.mark.parametrize("float32", [True, False])
+def test_grid_large_k_loop_order_gives_the_same_bits(rng, float32):
+    """Past ``GRID_UNROLL_MAX_K`` the centroid loop goes outside the lane loop: on random
+    grids with negative weights, duplicated centroids and centroids on cell edges (ties),
+    its counts, sums and SSE are the unrolled loop's, bit for bit."""
+    from dpcluster.kernels.config import GRID_LANES, GRID_UNROLL_MAX_K
+    from dpcluster.kernels.grid import _specialise
+
+    k = GRID_UNROLL_MAX_K + 1
+    for d, m, R in [(1, 40, 3), (2, 13, 33), (3, 6, 7)]:
+        C = rng.uniform(-1.1, 1.1, (R, k, d))
+        C[:, 1] = C[:, 0]  # a duplicate: ties everywhere between 0 and 1
+        C[:, 2] = np.round(C[:, 2] * m / 2) / (m / 2)  # on cell edges
+        Rp = -(-R // GRID_LANES) * GRID_LANES
+        Ct = np.ascontiguousarray(
+            np.transpose(np.concatenate([C, C[:1].repeat(Rp - R, 0)]), (1, 2, 0))
+        )
+        w = rng.laplace(size=m**d) + rng.poisson(1.0, m**d)
+        out = []
+        for outer in (False, True):
+            counts, sums, err = np.empty((k, Rp)), np.empty((k, d, Rp)), np.empty(Rp)
+            _specialise(k, float32, outer)(w, m, 1.0, Ct, counts, sums, err, True, R)
+            out.append((counts[:, :R], sums[:, :, :R], err[:R]))
+        for a, b in zip(*out, strict=True):
+            np.testing.assert_array_equal(a, b)
+        assert out[0][0][1].sum() == 0  # the duplicate never wins a cell
+
+
 def test_grid_moments_tie_goes_to_lowest_index():
     C = np.array([[[0.2, 0.2], [0.2, 0.2], [-0.5, -0.5]]])
     counts, _ = kernels.grid_moments(np.ones(4), 2, C)

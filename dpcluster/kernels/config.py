@@ -74,3 +74,7 @@ SCAN_BLOCK = 65_536
 #: spent this many seconds on it in this process: about one cold compilation, so a shape a
 #: run meets once stays on the loop kernel and one it meets often pays the compilation back
 COMPILE_AFTER_S = 8.0
+
+#: the grid kernel unrolls its centroid loop inside the lane loop up to this k; beyond it
+#: the centroid loop goes outside the lane loop (the same labels; ``scripts/bench_grid.py``)
+GRID_UNROLL_MAX_K = 24

@@ -7,7 +7,7 @@ import functools
 import numpy as np
 from numba import njit
 
-from .config import GRID_LANES, GRID_MASKED_MAX_K
+from .config import GRID_LANES, GRID_MASKED_MAX_K, GRID_UNROLL_MAX_K
 
 
 @njit(cache=True)
@@ -50,7 +50,7 @@ def cell_centres(m: int, d: int, r: float = 1.0) -> np.ndarray:
 
 
 @njit(cache=True)
-def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, runs, L, K, F):
+def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, runs, L, K, F, OUTER):
     """Weighted Lloyd statistics of the ``m^d`` grid cell centres, without materialising them.
 
     Every cell c of the uniform grid on ``[-r, r]^d`` (C order, as :func:`grid_counts`) is a
@@ -72,6 +72,8 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, runs, L, K, F):
 
     IN  L, K   runs per lane block and k, both compile-time literals (see
                :func:`grid_accumulate`)
+    IN  OUTER  literal: the centroid loop outside the lane loop (large k, where it no
+               longer unrolls) instead of inside it; the labels are the same either way
 
     Work is split into (slab of the first axis, lane block) tasks that accumulate privately
     and are summed in slab order. Within a task every per-(centroid, lane) table is one flat
@@ -136,18 +138,34 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, runs, L, K, F):
                 aa = np.int64(a) if d > 1 else a0
                 xa = ax[aa]
                 ta = TL[aa]
-                # j innermost with K a literal: the j loop unrolls, the b loop vectorises
-                # and each lane's running minimum stays in a register
-                for b in range(L):
-                    bv = PL[b] + ta[b]
-                    bjv = F(0.0)
+                if not OUTER:
+                    # j innermost with K a literal: the j loop unrolls, the b loop vectorises
+                    # and each lane's running minimum stays in a register
+                    for b in range(L):
+                        bv = PL[b] + ta[b]
+                        bjv = F(0.0)
+                        for j in range(1, K):
+                            v = PL[j * L + b] + ta[j * L + b]
+                            better = v < bv
+                            bv = v if better else bv
+                            bjv = F(j * L) if better else bjv
+                        best[b] = bv
+                        bj[b] = bjv
+                else:
+                    # past the unrolling (large k) the j loop inside the lane loop stays
+                    # scalar: j outermost instead, each lane's minimum kept in L1 (the same
+                    # comparisons in the same order, so the same labels)
+                    for b in range(L):
+                        best[b] = PL[b] + ta[b]
+                        bj[b] = F(0.0)
                     for j in range(1, K):
-                        v = PL[j * L + b] + ta[j * L + b]
-                        better = v < bv
-                        bv = v if better else bv
-                        bjv = F(j * L) if better else bjv
-                    best[b] = bv
-                    bj[b] = bjv
+                        fj = F(j * L)
+                        off = j * L
+                        for b in range(L):
+                            v = PL[off + b] + ta[off + b]
+                            better = v < best[b]
+                            best[b] = v if better else best[b]
+                            bj[b] = fj if better else bj[b]
                 wc = w[cell]
                 cell += 1
                 if K <= GRID_MASKED_MAX_K:
@@ -235,20 +253,23 @@ def _close_subtree(s, parent, child, x, n):
 
 
 @functools.cache
-def _specialise(K: int, float32: bool):
+def _specialise(K: int, float32: bool, outer: bool | None = None):
     """An njit wrapper calling :func:`_grid_accumulate` with L = ``GRID_LANES`` and k = ``K``
     frozen as compile-time literals.
 
     Built lazily and cached on disk, so a run compiles only the k it uses (~3 s cold each).
     Freezing k lets the centroid loop unroll inside the vectorised lane loop: 1.3-1.4x
     faster at k = 5..10 (``scripts/bench_algorithms.py``), with bit-identical results.
+    ``outer``: the centroid loop's place (default: outside past ``GRID_UNROLL_MAX_K``);
+    the tests compare both.
     """
 
     F = np.float32 if float32 else np.float64
+    OUTER = K > GRID_UNROLL_MAX_K if outer is None else bool(outer)
 
     @njit(cache=True)
     def grid_accumulate_k(w, m, r, Ct, counts, sums, sse, with_sse, runs):
-        _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, runs, GRID_LANES, K, F)
+        _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, runs, GRID_LANES, K, F, OUTER)
 
     return grid_accumulate_k
 
