@@ -57,24 +57,30 @@ def workloads():
     m9 = 5  # Figure 2, theta = 2, d = 9: 5^9 = 1.95 million cells, 30 init sets
     w9 = rng.laplace(size=m9**9)
     C9 = rng.uniform(-1, 1, (30, 8, 9))
-    yield "Figure-2 EUGkM pass (5^9 cells, k=8, 30 sets)", lambda: grid_moments(
-        w9, m9, C9, distances="float32"
+    yield (
+        "Figure-2 EUGkM pass (5^9 cells, k=8, 30 sets)",
+        lambda: grid_moments(w9, m9, C9, distances="float32"),
     )
     for k, m in [(32, 200), (100, 200)]:
         w = rng.laplace(size=m * m)
         C = rng.uniform(-1, 1, (30, k, 2))
-        yield f"grid pass ({m}^2 cells, k={k}, 30 sets)", lambda w=w, m=m, C=C: grid_moments(
-            w, m, C, distances="float32"
+        yield (
+            f"grid pass ({m}^2 cells, k={k}, 30 sets)",
+            lambda w=w, m=m, C=C: grid_moments(w, m, C, distances="float32"),
         )
     X = blobs(100_000, 2, 100)
     box = (np.full(2, -1.0), np.full(2, 1.0))
     for eps in (1.0, 2.0):
-        yield f"hybrid fit, 10^5 x 2, k=100, eps={eps:g}", lambda eps=eps: DPKMeans(
-            100, epsilon=eps, method="hybrid", bounds=box, random_state=0
-        ).fit(X)
+        yield (
+            f"hybrid fit, 10^5 x 2, k=100, eps={eps:g}",
+            lambda eps=eps: DPKMeans(
+                100, epsilon=eps, method="hybrid", bounds=box, random_state=0
+            ).fit(X),
+        )
     big = blobs(10_000_000, 2, 10)
-    yield "EUGkM fit, 10^7 x 2, k=10", lambda: fit_eugkm(
-        big, 10, 1.0, np.random.default_rng(1), n=float(len(big))
+    yield (
+        "EUGkM fit, 10^7 x 2, k=10",
+        lambda: fit_eugkm(big, 10, 1.0, np.random.default_rng(1), n=float(len(big))),
     )
 
 
