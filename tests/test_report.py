@@ -255,3 +255,47 @@ def test_the_html_page_is_one_self_contained_file_of_every_run(tmp_path):
     assert not {"nan", "inf", "-inf"} & set(cells)
     assert "∞" in cells and "–" in cells  # Lloyd's ε; the audit's not-private rows
     assert '<table class="text">' in page
+
+
+def test_report_embeds_only_drawings_its_runs_made(tmp_path):
+    """A received folder may point figure.png or table.md elsewhere: a link, a directory or a
+    file that is not of its kind is left out of both pages and its folder flagged (exit 5),
+    and a secret it points to never enters the page."""
+    import base64
+
+    from dpcluster.report import drawn
+    from tests.cli import run_cli
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-TOKEN")
+    cases = {
+        "linked": lambda f: (f / "figure.png").symlink_to(secret),
+        "text": lambda f: (f / "figure.png").write_text("TOP-SECRET-TOKEN"),
+        "folder": lambda f: (f / "figure.png").mkdir(),
+        "table-link": lambda f: (f / "table.md").symlink_to(secret),
+        "binary-table": lambda f: (f / "table.md").write_bytes(b"\xff\xfe\x00secret"),
+    }
+    results = tmp_path / "results"
+    for name, plant in cases.items():
+        folder = results / name
+        folder.mkdir(parents=True)
+        _summary([{"dataset": "s1", "algorithm": "lloyd", "epsilon": 1.0, "mean": 0.1}]).to_csv(
+            folder / "summary.csv", index=False
+        )
+        plant(folder)
+    good = results / "good"
+    good.mkdir()
+    _summary([{"dataset": "s1", "algorithm": "lloyd", "epsilon": 1.0, "mean": 0.1}]).to_csv(
+        good / "summary.csv", index=False
+    )
+    (good / "figure.png").write_bytes(drawn.PNG_SIGNATURE + b"rest")
+    assert set(drawn.problems(results)) == set(cases)
+    proc = run_cli("report", cwd=tmp_path)
+    assert proc.returncode == 5
+    assert all(f"error: {name} does not verify: " in proc.stderr for name in cases)
+    assert "Traceback" not in proc.stderr
+    page = (results / "REPORT.html").read_text()
+    text = (results / "REPORT.md").read_text()
+    token = base64.b64encode(b"TOP-SECRET-TOKEN").decode()[:12]
+    assert "TOP-SECRET" not in page + text and token not in page
+    assert page.count("data:image/png;base64,") == 1  # the good run's figure only

@@ -215,15 +215,19 @@ def report(results_dir: str):
     """Write RESULTS/REPORT.md: every figure and the papers' claims checked from the tables.
     Each folder with cells is verified first (its cells and summary.csv, as `verify` does;
     cells not computed yet aside); one that does not verify is flagged, its claims get no
-    verdict, and the command exits 5 after writing."""
+    verdict, and the command exits 5 after writing. A drawing is taken in only when it is
+    a regular file inside its run's folder and of its kind (a PNG, UTF-8 text); any other
+    is left out and its folder flagged the same way."""
     from pathlib import Path
 
     from .. import harness
-    from ..report import write_report
+    from ..report import drawn, write_report
 
     if not Path(results_dir).is_dir():
         _fail(f"{results_dir}: no such results folder (run a spec first: dpcluster run SPEC)")
     unverified = harness.unverified_folders(results_dir)
+    for name, reason in drawn.problems(results_dir).items():
+        unverified.setdefault(name, reason)
     click.echo(str(write_report(results_dir, unverified=unverified)))
     for name, problem in unverified.items():
         click.echo(f"error: {name} does not verify: {problem}", err=True)

@@ -19,6 +19,7 @@ import numpy as np
 from ..results import atomic_write_text, read_table
 from . import paper_a, paper_b
 from .claim import Claim
+from .drawn import DRAWINGS, usable
 from .html import write_html
 from .privacy import privacy_section
 from .tables import Verdict, select
@@ -113,7 +114,7 @@ def runs_section(results_dir: Path, unverified: dict[str, str] | None = None) ->
     if not folders:
         return [*lines, f"No results under {results_dir} yet.", ""]
     for folder in folders:
-        drawn = [p for p in ("figure.png", "table.md") if (folder / p).is_file()]
+        drawn = [p for p in DRAWINGS if usable(folder, p)]
         link = f" — [{drawn[0]}]({folder.name}/{drawn[0]})" if drawn else ""
         when = f", finished {_finished(folder)}" if _finished(folder) else ""
         rows = len(read_table(folder / "summary.csv"))
@@ -157,9 +158,9 @@ def write_report(
     ]
     for folder in run_folders(results_dir):  # every run that drew something, latest first
         name = folder.name
-        if (folder / "figure.png").is_file():
+        if usable(folder, "figure.png"):
             lines += [f"### {name}", "", f"![{name}]({name}/figure.png)", ""]
-        if (folder / "table.md").is_file():
+        if usable(folder, "table.md"):
             lines += [f"### {name}", "", (folder / "table.md").read_text(), ""]
     lines += ["## The papers' claims", ""]
     if checked:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..results import read_table
+from .drawn import usable
 
 #: summary columns shown per run, in this order, when present
 SUMMARY_COLUMNS = (
@@ -59,6 +60,7 @@ details { margin: .3em 0 1em; } summary { cursor: pointer; color: #245; }
 
 
 def _png(path: Path) -> str:
+    """The figure as an inline image; the caller has checked it (:func:`.drawn.usable`)."""
     data = base64.b64encode(path.read_bytes()).decode("ascii")
     return f'<img alt="{html.escape(path.parent.name)}" src="data:image/png;base64,{data}">'
 
@@ -100,7 +102,7 @@ def _run(folder: Path, problem: str | None = None) -> list[str]:
     ]
     if problem:
         parts.append(f'<p class="fails">Does not verify: {html.escape(problem)}</p>')
-    if (folder / "figure.png").is_file():
+    if usable(folder, "figure.png"):
         parts.append(_png(folder / "figure.png"))
     shown = [c for c in SUMMARY_COLUMNS if c in summary.columns]
     parts += [
