@@ -230,7 +230,7 @@ def verify_cell(out: Path, cell_id: str) -> str | None:
         return f"{csv_path}: missing (its record {json_path.name} exists)"
     try:
         record = json.loads(json_path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except JSON_FAULTS as exc:
         return f"{json_path}: unreadable record ({type(exc).__name__})"
     if not isinstance(record, dict) or record.get("cell_format") != CELL_FORMAT:
         return f"{json_path}: not a cell record of format {CELL_FORMAT}"
@@ -283,6 +283,20 @@ def borrow_cell(out: Path, cell_id: str) -> Path | None:
         if verify_cell(out, cell_id) is None:
             return sibling
     return None
+
+
+#: what reading a damaged or hostile JSON file raises: unreadable (or a directory), not
+#: UTF-8, not JSON, or nested past Python's recursion limit
+JSON_FAULTS = (OSError, UnicodeDecodeError, ValueError, RecursionError)
+
+
+def read_json(path: Path | str):
+    """The JSON value in ``path``, or None when it cannot be read as JSON (any of
+    :data:`JSON_FAULTS`): callers treat a damaged record as absent or unverified."""
+    try:
+        return json.loads(Path(path).read_text())
+    except JSON_FAULTS:
+        return None
 
 
 def read_table(path: Path | str) -> pd.DataFrame:

@@ -3,6 +3,7 @@ one-line failures, and the common options."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -115,7 +116,36 @@ class _OneLineErrors(click.Group):
         except click.exceptions.Abort:
             click.echo("Aborted!", err=True)
             sys.exit(1)
+        except DpclusterError as exc:
+            _fail_on(exc)
+        except INPUT_FAULTS as exc:
+            if _wants_traceback(args):
+                raise
+            _fail(_fault_line(exc))
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+#: what hostile or damaged input can raise from deep inside a library (a file that is a
+#: directory or a link loop, nesting past the recursion limit, a header too large to hold,
+#: bytes that are not text): the last net under every command, so none ends in a traceback
+INPUT_FAULTS = (OSError, RecursionError, MemoryError, UnicodeError)
+
+
+def _wants_traceback(args) -> bool:
+    """``--traceback`` on the command line, or ``DPCLUSTER_TRACEBACK=1``: re-raise."""
+    argv = sys.argv[1:] if args is None else list(args)
+    return "--traceback" in argv or os.environ.get("DPCLUSTER_TRACEBACK", "") not in ("", "0")
+
+
+def _fault_line(exc: BaseException) -> str:
+    """One line for an :data:`INPUT_FAULTS` exception, naming the file where it has one."""
+    if isinstance(exc, RecursionError):
+        return "an input is nested too deeply to read (past Python's recursion limit)"
+    if isinstance(exc, MemoryError):
+        return "an input is too large to read into memory"
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror or type(exc).__name__}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 @click.group(cls=_OneLineErrors)

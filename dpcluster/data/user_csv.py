@@ -91,12 +91,27 @@ def _text_bytes(p: Path, blob: bytes) -> bytes:
                 if len(files) != 1:
                     raise DataError(f"{p}: a .zip must hold one file; this one holds {len(files)}")
                 return archive.read(files[0])
-    except (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile) as exc:
+    except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError, zipfile.BadZipFile) as exc:
+        # ValueError: a truncated .bz2 ("end-of-stream marker was not found")
         raise DataError(f"{p}: cannot read as csv ({type(exc).__name__}: {exc})") from None
     return blob
 
 
-def _records(text: bytes, delimiter: str):
+#: the longest first line (the header, or the first record) read before any parsing: a
+#: wider file is refused at once, not after pandas has spent minutes and memory on it
+MAX_FIRST_LINE = 1 << 20
+
+
+def _check_first_line(p: Path, text: bytes) -> None:
+    end = text.find(b"\n", 0, MAX_FIRST_LINE + 1)
+    if end < 0 and len(text) > MAX_FIRST_LINE:
+        raise DataError(
+            f"{p}: the first line is longer than {MAX_FIRST_LINE:,} bytes; a csv of "
+            "records needs a header of at most that (about 100,000 columns)"
+        )
+
+
+def _records(text: bytes, delimiter: str, p: Path | str = "csv"):
     """(first line, fields) of each record as pandas reads them, the header included:
     blank and whitespace-only lines are skipped as pandas skips them, and a quoted field
     may span lines. Decoded as it is read: the header costs one line, and only the error
@@ -104,15 +119,18 @@ def _records(text: bytes, delimiter: str):
     stream = io.TextIOWrapper(io.BytesIO(text), "utf-8-sig", errors="replace", newline="")
     reader = csv.reader(stream, delimiter=delimiter, skipinitialspace=True)
     line = 1
-    for fields in reader:
-        if len(fields) > 1 or any(f.strip() for f in fields):
-            yield line, fields
-        line = reader.line_num + 1
+    try:
+        for fields in reader:
+            if len(fields) > 1 or any(f.strip() for f in fields):
+                yield line, fields
+            line = reader.line_num + 1
+    except csv.Error as exc:  # a field past the csv module's limit (131,072 characters)
+        raise DataError(f"{p}: line {reader.line_num}: {exc}") from None
 
 
 def _ragged(p: Path, text: bytes, delimiter: str, header: bool) -> DataError | None:
     """A DataError naming the first record whose field count is not the first record's."""
-    records = _records(text, delimiter)
+    records = _records(text, delimiter, p)
     first_line, first = next(records, (0, []))
     for line, fields in records:
         if len(fields) != len(first):
@@ -178,10 +196,11 @@ def read_csv(
     if not p.is_file():
         raise DataError(f"{p}: csv dataset file not found")
     text = _text_bytes(p, read_checked(p, sha256))
+    _check_first_line(p, text)
     frame = _parse(p, text, delimiter, header)
     names = [str(c) for c in frame.columns]
     if header:
-        first = next(_records(text, delimiter), (0, []))[1]
+        first = next(_records(text, delimiter, p), (0, []))[1]
         _check_named_once(p, first, [c for c in (*(columns or ()), classes) if c is not None])
 
     def line(record: int) -> int:

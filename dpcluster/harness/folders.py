@@ -3,7 +3,6 @@ folder's verified cells give, listing and verifying folders."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -25,10 +24,7 @@ def _relative(path: str) -> str:
 
 def _previous(meta_path: Path) -> dict:
     """The meta.json a previous invocation wrote, or {} when there is none or it is damaged."""
-    try:
-        old = json.loads(meta_path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return {}
+    old = results.read_json(meta_path)
     return old if isinstance(old, dict) else {}
 
 

@@ -10,13 +10,12 @@ exception, never "no data".
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 
-from ..results import atomic_write_text, read_table
+from ..results import atomic_write_text, read_json, read_table
 from . import paper_a, paper_b
 from .claim import Claim
 from .drawn import DRAWINGS, usable
@@ -85,10 +84,7 @@ def _not_run(verdict: Verdict) -> bool:
 
 def _meta(folder: Path, key: str) -> str:
     """``key`` of the meta.json the run that wrote ``folder`` left, "" when unknown."""
-    try:
-        meta = json.loads((folder / "meta.json").read_text())
-    except (OSError, ValueError):
-        return ""
+    meta = read_json(folder / "meta.json")
     return str(meta.get(key, "")) if isinstance(meta, dict) else ""
 
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import math
 from pathlib import Path
 
 import pandas as pd
 
-from ..results import read_table
+from ..results import read_json, read_table
 from .drawn import usable
 
 #: summary columns shown per run, in this order, when present
@@ -80,10 +79,7 @@ def _table(frame: pd.DataFrame) -> str:
 
 
 def _meta(folder: Path) -> dict:
-    try:
-        meta = json.loads((folder / "meta.json").read_text())
-    except (OSError, ValueError):
-        return {}
+    meta = read_json(folder / "meta.json")
     return meta if isinstance(meta, dict) else {}
 
 

@@ -123,6 +123,14 @@ def _k_sweep(file: str, where: str, entry: dict) -> list[dict]:
     return [{**entry, "params": {**params, "k": value}} for value in k]
 
 
+def _resolved(file: str, where: str, value: Any, path: Path) -> Path:
+    """``path`` resolved, or a SpecError for a link loop (Python 3.11 raises RuntimeError)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        raise SpecError(file, where, value, "is a loop of symbolic links") from None
+
+
 def _data_file(file: str, where: str, value: Any, expected: Any = "") -> tuple[str, str, str]:
     """A data file named in a spec: (absolute path, path relative to the spec's folder,
     sha256 of its bytes). A relative path resolves against the spec's folder; an
@@ -131,7 +139,7 @@ def _data_file(file: str, where: str, value: Any, expected: Any = "") -> tuple[s
         raise SpecError(file, where, value, "must be a file path")
     folder = Path(file).parent.resolve()
     path = Path(value).expanduser()
-    path = (path if path.is_absolute() else folder / path).resolve()
+    path = _resolved(file, where, value, path if path.is_absolute() else folder / path)
     if not path.is_file():
         raise SpecError(file, where, value, f"file not found (looked for {path})")
     try:
@@ -284,7 +292,12 @@ def _benchmark_dataset(file: str, where: str, entry: dict, bounds: str) -> Datas
         raise SpecError(
             file, "bounds", bounds, "a benchmark set declares no public domain; use bounds: data"
         )
-    folder = (Path(file).parent / Path(params["battery"]).expanduser()).resolve()
+    folder = _resolved(
+        file,
+        f"{where}.params.battery",
+        params["battery"],
+        Path(file).parent / Path(params["battery"]).expanduser(),
+    )
     resolved = {
         role: _data_file(file, f"{where}.params.set", str(path))
         for role, path in zip(("data", "labels"), data.benchmark.files(folder, name), strict=True)
