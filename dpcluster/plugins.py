@@ -30,7 +30,8 @@ written from that ledger, whatever the row says (non-private entries: ε = ``inf
 a ``centroids`` value
 must be finite and of shape (k, d); every row has integer ``init`` and ``rep``, a number
 for each metric, and no (init, rep, step) twice. Any breach fails the cell, with its
-traceback.
+traceback. Each plugin cell runs in a process of its own (:mod:`dpcluster.harness.isolated`),
+so nothing it does reaches another cell.
 """
 
 from __future__ import annotations

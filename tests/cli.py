@@ -4,11 +4,12 @@ import subprocess
 import sys
 
 
-def run_cli(*args, cwd=None) -> subprocess.CompletedProcess:
+def run_cli(*args, cwd=None, timeout=None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "dpcluster.cli", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
         check=False,
+        timeout=timeout,
     )

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from ..errors import DpclusterError
-from .cells import Cell, CellOutcome, run_cell
+from .cells import Cell, CellOutcome
+from .isolated import run_any
 
 BACKENDS = ("local", "dask")
 
@@ -18,13 +19,13 @@ def _execute(todo: list[Cell], jobs: int):
     """Yield a CellOutcome per cell as it finishes. ``jobs == 1`` runs in-process."""
     if jobs <= 1 or len(todo) <= 1:
         for cell in todo:
-            yield run_cell(cell)
+            yield run_any(cell)
         return
     from joblib import delayed
 
     threads = 1  # one process per job; numba inside each worker runs single-threaded
     # never more workers than cells: each worker costs a process start and its imports
-    yield from local_pool(min(jobs, len(todo)))(delayed(run_cell)(c, threads) for c in todo)
+    yield from local_pool(min(jobs, len(todo)))(delayed(run_any)(c, threads) for c in todo)
 
 
 def local_pool(jobs: int):
@@ -104,7 +105,7 @@ def _execute_dask(todo: list[Cell], jobs: int, scheduler: str | None):
     try:
         futures = {
             client.submit(
-                run_cell, c, 1, pure=False, key=f"dpcluster-cell-{c.id}", priority=len(todo) - i
+                run_any, c, 1, pure=False, key=f"dpcluster-cell-{c.id}", priority=len(todo) - i
             ): c
             for i, c in enumerate(todo)
         }

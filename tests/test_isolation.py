@@ -1,0 +1,89 @@
+"""A plugin cell runs in a process of its own: whatever it does to its data, to numpy's or
+dpcluster's globals, or to its process, no other cell's numbers change, and the run ends
+with its failure said in one line (docs/plugins.md, "Trust and isolation")."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pandas as pd
+import pytest
+import yaml
+
+from tests.cli import run_cli
+
+HOSTILE = textwrap.dedent(
+    '''
+    import os
+    import threading
+    import time
+
+    import numpy as np
+
+    import dpcluster.kernels
+    from dpcluster.plugins import algorithm
+
+
+    def _row(rep):
+        return {"init": 0, "rep": rep, "nicv": 1.0}
+
+
+    @algorithm(private=False, repeat=1)
+    def zeroes_the_data(ctx):
+        x = ctx.dataset.X
+        while x.base is not None and isinstance(x.base, np.ndarray):
+            x = x.base
+        x.setflags(write=True)
+        x[...] = 0.0
+        np.random.seed(0)
+        dpcluster.kernels.nicv = lambda X, C: 0.0
+        return [_row(0)], None
+
+
+    @algorithm(private=False, repeat=1)
+    def exits(ctx):
+        os._exit(0)
+
+
+    @algorithm(private=False, repeat=1)
+    def leaves_a_thread(ctx):
+        threading.Thread(target=time.sleep, args=(3600,), daemon=False).start()
+        return [_row(0)], None
+    '''
+)
+
+
+def _spec(tmp_path, algorithms):
+    doc = {
+        "name": "iso",
+        "seed": 4,
+        "datasets": [{"name": "synthetic", "params": {"N": 300, "k": 3, "d": 2}}],
+        "epsilon": [1.0],
+        "init": {"sets": 2},
+        "algorithms": algorithms,
+        "plot": {"kind": "none"},
+    }
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(doc))
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_hostile_plugin_changes_no_other_cell_and_ends_the_run_cleanly(tmp_path, jobs):
+    (tmp_path / "hostile.py").write_text(HOSTILE)
+    builtin = [{"name": "lloyd"}, {"name": "dplloyd", "repeat": 3}]
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    _spec(clean, builtin)
+    assert run_cli("run", "s.yaml", "-q", cwd=clean).returncode == 0
+    names = ["hostile:zeroes_the_data", "hostile:exits", "hostile:leaves_a_thread"]
+    # the hostile cells first, so a shared worker would meet the damage before lloyd's cell
+    _spec(tmp_path, [{"name": n} for n in names] + builtin)
+    done = run_cli("run", "s.yaml", "-q", "--jobs", jobs, cwd=tmp_path, timeout=600)
+    assert done.returncode == 1, done.stderr  # one failed cell: the plugin that exits
+    assert "Traceback" not in done.stderr
+    assert "hostile:exits" in done.stderr and "ended its process" in done.stderr
+    runs = pd.read_csv(tmp_path / "results" / "iso" / "runs.csv")
+    mine = runs[runs["algorithm"].isin(["lloyd", "dplloyd"])].reset_index(drop=True)
+    ref = pd.read_csv(clean / "results" / "iso" / "runs.csv")
+    cols = ["algorithm", "init", "rep", "nicv", "stream", "cell"]
+    pd.testing.assert_frame_equal(mine[cols], ref[cols])
+    assert (mine["nicv"] > 0).all()
