@@ -13,7 +13,7 @@ import yaml
 from tests.cli import run_cli
 
 HOSTILE = textwrap.dedent(
-    '''
+    """
     import os
     import threading
     import time
@@ -49,7 +49,7 @@ HOSTILE = textwrap.dedent(
     def leaves_a_thread(ctx):
         threading.Thread(target=time.sleep, args=(3600,), daemon=False).start()
         return [_row(0)], None
-    '''
+    """
 )
 
 
