@@ -199,3 +199,33 @@ def test_kill_9_at_twenty_points_then_resume_gives_the_same_bytes(tmp_path, clea
         subprocess.run(cmd + ["--out", str(out)], check=True, capture_output=True)
         assert (out / "summary.csv").read_bytes() == clean[0], f"kill at {delay:.2f} s"
         assert harness.verify_folder(out)[1] == []
+
+
+@pytest.mark.slow
+def test_a_damaged_kernel_cache_is_named_with_what_to_do(tmp_path):
+    """numba loading a damaged file of its cache fails every cell of that kernel; the
+    failure line names the cache folder to delete."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    spec = (
+        "name: t\nseed: 1\ndatasets: [{name: synthetic, params: {N: 100, k: 2, d: 2}}]\n"
+        "epsilon: [1]\nalgorithms: [{name: dplloyd, repeat: 2}]\ninit: {sets: 2}\n"
+        "plot: {kind: none}\n"
+    )
+    (tmp_path / "s.yaml").write_text(spec)
+    args = [sys.executable, "-m", "dpcluster.cli", "run", "s.yaml", "-q"]
+    first = subprocess.run(args, env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    damaged = list((tmp_path / "numba").rglob("*.nbc")) + list((tmp_path / "numba").rglob("*.nbi"))
+    assert damaged
+    for path in damaged:
+        path.write_bytes(b"garbage!")
+    args.append("--force")
+    again = subprocess.run(args, env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert again.returncode == 1 and "Traceback" not in again.stderr
+    assert (
+        f"a compiled kernel in {tmp_path / 'numba'} is damaged: delete that folder" in again.stderr
+    )

@@ -270,7 +270,28 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
             error = f"SystemExit: the cell called sys.exit({exc.code!r})"
         elif isinstance(exc, ValueError) and "read-only" in str(exc):
             error += f" ({READ_ONLY_HINT})"
+        elif hint := _damaged_cache_hint(exc):
+            error += f" ({hint})"
         return CellOutcome(cell, error=error, traceback=traceback.format_exc())
+
+
+def _damaged_cache_hint(exc: BaseException) -> str:
+    """What to do when a cell failed while numba loaded a damaged file of its on-disk
+    cache (every later cell of that kernel would fail the same way), else ""."""
+    import pickle
+
+    if not isinstance(exc, pickle.UnpicklingError | EOFError | ValueError | OSError):
+        return ""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not any("numba" in f.filename and "caching" in f.filename for f in frames):
+        return ""
+    import os
+
+    folder = os.environ.get("NUMBA_CACHE_DIR", "numba's cache folder")
+    return (
+        f"a compiled kernel in {folder} is damaged: delete that folder and run again; "
+        "the kernels are compiled anew"
+    )
 
 
 @functools.lru_cache(maxsize=1)
