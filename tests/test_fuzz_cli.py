@@ -125,7 +125,7 @@ def finished_run(tmp_path_factory):
 @given(
     record=values.map(lambda v: json.dumps(v).encode()) | st.binary(max_size=200),
     nesting=st.sampled_from([0, 0, 2_000, 200_000]),
-    target=st.sampled_from(["cell", "meta", "summary-dir", "lock-dir"]),
+    target=st.sampled_from(["cell", "meta", "summary-dir", "lock-dir", "audit"]),
 )
 def test_any_damage_to_a_results_folder(tmp_path, finished_run, record, nesting, target):
     if nesting:  # a record nested past the recursion limit
@@ -139,6 +139,9 @@ def test_any_damage_to_a_results_folder(tmp_path, finished_run, record, nesting,
         path.write_bytes(record)
     elif target == "meta":
         (out / "meta.json").write_bytes(record)
+    elif target == "audit":  # a foreign table where the audit's would be
+        (work / "results" / "audit").mkdir(parents=True, exist_ok=True)
+        (work / "results" / "audit" / "audit.csv").write_bytes(record or b"a,b\n1,2\n")
     elif target == "summary-dir":
         (out / "summary.csv").unlink()
         (out / "summary.csv").mkdir()

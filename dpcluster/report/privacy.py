@@ -30,14 +30,31 @@ def _range(values: pd.Series) -> str:
     return f"{lo:.4g}" if lo == hi else f"{lo:.4g}–{hi:.4g}"
 
 
+#: the columns the privacy section reads from audit.csv
+AUDIT_COLUMNS = {
+    "algorithm",
+    "epsilon",
+    "epsilon_claimed",
+    "epsilon_provable",
+    "epsilon_lb_blackbox",
+    "epsilon_lb_whitebox",
+    "verdict",
+}
+
+
 def privacy_section(results_dir: Path) -> list[str]:
     """'Privacy claims': the audit's bounds per algorithm, then per spec the claimed and the
     provable ε side by side, read from audit.csv and the summaries."""
     lines = ["## Privacy claims", "", THEOREM4, ""]
     audit = results_dir / "audit" / "audit.csv"
-    if audit.is_file():
-        a = read_table(audit)
-        a = a[a["epsilon"].isin([0.5, 1.0, 2.0])]
+    a = read_table(audit) if audit.is_file() else None
+    missing = sorted(AUDIT_COLUMNS - set(a.columns)) if a is not None else []
+    if a is not None and missing:
+        lines.append(
+            f"Audit: {audit} is not an audit table (no column {', '.join(missing)}): left out."
+        )
+    elif a is not None:
+        a = a[pd.to_numeric(a["epsilon"], errors="coerce").isin([0.5, 1.0, 2.0])]
         lines += [
             "Audited with `dpcluster audit` (95 % lower bounds; docs/audit.md):",
             "",
