@@ -13,6 +13,7 @@ Layout of ``results/<spec name>/``::
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import math
@@ -301,11 +302,16 @@ def read_json(path: Path | str):
 
 def read_table(path: Path | str) -> pd.DataFrame:
     """A result table; an empty DataFrame for an empty file (a spec whose every cell
-    failed writes a summary with no rows and no columns)."""
+    failed writes a summary with no rows and no columns). A file that is not a table raises
+    :class:`~dpcluster.errors.VerifyError` (exit 5) naming it."""
     try:
         return pd.read_csv(path)
     except pd.errors.EmptyDataError:
         return pd.DataFrame()
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, csv.Error) as exc:
+        from .errors import VerifyError
+
+        raise VerifyError(f"{path}: not a readable table ({type(exc).__name__})") from None
 
 
 def read_cell(out: Path, cell_id: str) -> pd.DataFrame:

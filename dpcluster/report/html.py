@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..errors import DpclusterError
 from ..results import read_json, read_table
 from .drawn import usable
 
@@ -163,8 +164,11 @@ def write_html(
             "(<code>make reproduce-all</code> runs them all).</p>"
         )
     audit = Path(results_dir) / "audit" / "audit.csv"
-    if audit.is_file():
-        table = read_table(audit)
+    try:
+        table = read_table(audit) if audit.is_file() else None
+    except DpclusterError:
+        table = None  # not a table: the Markdown report says so
+    if table is not None and "verdict" in table.columns:
         shown = [c for c in AUDIT_COLUMNS if c in table.columns]
         parts += [
             "<h2>Privacy audit</h2>",

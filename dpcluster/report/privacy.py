@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..errors import DpclusterError
 from ..results import read_table
 
 THEOREM4 = (
@@ -47,7 +48,10 @@ def privacy_section(results_dir: Path) -> list[str]:
     provable ε side by side, read from audit.csv and the summaries."""
     lines = ["## Privacy claims", "", THEOREM4, ""]
     audit = results_dir / "audit" / "audit.csv"
-    a = read_table(audit) if audit.is_file() else None
+    try:
+        a = read_table(audit) if audit.is_file() else None
+    except DpclusterError:
+        a = pd.DataFrame()  # not a table: reported below as lacking every column
     missing = sorted(AUDIT_COLUMNS - set(a.columns)) if a is not None else []
     if a is not None and missing:
         lines.append(
