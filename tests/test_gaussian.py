@@ -206,3 +206,81 @@ def test_a_bad_spec_delta_names_its_key(tmp_path, bad):
 
     with pytest.raises(SpecError, match="delta"):
         _delta_spec(tmp_path, delta=bad)
+
+
+def test_a_spec_ball_domain_scales_into_the_unit_ball_and_bounds_the_sums(tmp_path):
+    import pandas as pd
+    import yaml
+
+    from dpcluster import data, harness, spec
+
+    rng = np.random.default_rng(3)
+    raw = rng.normal([5.0, -2.0], 1.0, (400, 2))
+    raw[0] = [50.0, 50.0]  # outside the ball: projected onto it
+    pd.DataFrame(raw, columns=["x", "y"]).to_csv(tmp_path / "p.csv", index=False)
+    ball = {"radius": 4.0, "center": [5.0, -2.0]}
+    doc = {
+        "name": "ball",
+        "seed": 2,
+        "bounds": "public",
+        "delta": 1e-6,
+        "datasets": [{"name": "csv", "params": {"path": "p.csv", "k": 3, "domain": ball}}],
+        "epsilon": [1.0],
+        "init": {"sets": 2},
+        "algorithms": [{"name": "dplloyd", "repeat": 3}, {"name": "auto", "repeat": 2}],
+        "plot": {"kind": "none"},
+    }
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(doc))
+    sp = spec.load(tmp_path / "s.yaml")
+    (ds_spec,) = sp.datasets
+    ds = data.load(ds_spec.name, **ds_spec.kwargs)
+    norms = np.linalg.norm(ds.X, axis=1)
+    assert ds.ball == 1.0 and norms.max() <= 1.0 + 1e-12 and ds.clipped >= 1
+    np.testing.assert_allclose(ds.raw[1:], np.where(norms[1:, None] < 1, raw[1:], ds.raw[1:]))
+    harness.run_spec(sp, tmp_path / "out")
+    runs = pd.read_csv(tmp_path / "out" / "runs.csv")
+    assert (runs["epsilon_provable"] <= 1.0 + 1e-12).all()
+    assert (runs["delta_provable"] <= 1e-6).all()
+    box = {
+        **doc,
+        "datasets": [
+            {"name": "csv", "params": {"path": "p.csv", "k": 3, "domain": [[1, -6], [9, 2]]}}
+        ],
+    }
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump({**box, "name": "box"}))
+    harness.run_spec(spec.load(tmp_path / "b.yaml"), tmp_path / "box")
+    by_box = pd.read_csv(tmp_path / "box" / "runs.csv")
+    assert runs["stream"].tolist() != by_box["stream"].tolist()  # another dataset, another cell
+
+
+@pytest.mark.parametrize(
+    "ball,words",
+    [
+        ({"radius": 0}, "radius"),
+        ({"radius": -1.0}, "radius"),
+        ({"radius": "big"}, "radius"),
+        ({"radius": 1.0, "center": "x"}, "center"),
+        ({"radius": 1.0, "centre": [0, 0]}, "centre"),
+    ],
+)
+def test_a_bad_ball_domain_names_its_key(tmp_path, ball, words):
+    import pandas as pd
+    import yaml
+
+    from dpcluster import spec
+    from dpcluster.errors import SpecError
+
+    pd.DataFrame({"x": [0.0, 1.0, 2.0], "y": [1.0, 0.0, 2.0]}).to_csv(
+        tmp_path / "p.csv", index=False
+    )
+    doc = {
+        "name": "ball",
+        "seed": 2,
+        "bounds": "public",
+        "datasets": [{"name": "csv", "params": {"path": "p.csv", "k": 2, "domain": ball}}],
+        "epsilon": [1.0],
+        "algorithms": [{"name": "dplloyd"}],
+    }
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(doc))
+    with pytest.raises(SpecError, match=words):
+        spec.load(tmp_path / "s.yaml")

@@ -62,6 +62,9 @@ class Dataset:
     bounds: str = "data"
     #: records that lay outside the public bounds and were clipped into them
     clipped: int = 0
+    #: with a public L2-ball domain: the ball's radius in X's units (1.0, about the origin;
+    #: X then lies in it and in [-1, 1]^d), which the fits' sensitivities may use; else None
+    ball: float | None = None
 
     @property
     def raw(self) -> np.ndarray:
@@ -171,6 +174,31 @@ def scale(raw: np.ndarray, bounds: str, domain: tuple | None, what: str):
     return (*normalise(raw, (lo, hi)), clipped)
 
 
+def scale_to_ball(raw: np.ndarray, bounds: str, radius: float, center, what: str):
+    """(X, lo, hi, records projected) of raw (N, d) for a public L2-ball domain of
+    ``radius`` about ``center`` (a number or one per column), under ``bounds: public``:
+    X = (raw − center)/radius, each record outside the unit ball projected onto it (its
+    norm set to 1), so X lies in the unit ball and in [-1, 1]^d; lo, hi = center ∓ radius,
+    the ball's box, so that ``Dataset.raw`` is center + radius·X. Under ``bounds: data``
+    the ball is not used (the papers' per-attribute scaling)."""
+    if bounds == "data":
+        return scale(raw, "data", None, what)
+    try:
+        c = np.broadcast_to(np.asarray(center, float), raw.shape[1:]).copy()
+    except ValueError:
+        raise DataError(
+            f"{what}: the ball's center {center!r} is neither one value nor one per column "
+            f"({raw.shape[1]} columns)"
+        ) from None
+    lo, hi = c - radius, c + radius
+    check_range(lo, hi, what)
+    X = (raw - c) / radius
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    outside = norms > 1.0
+    X[outside] /= norms[outside, None]
+    return np.ascontiguousarray(np.clip(X, -1.0, 1.0)), lo, hi, int(outside.sum())
+
+
 def check_finite(
     raw: np.ndarray, where: str, first_row: int = 1, names=None, row_label=None
 ) -> None:
@@ -193,6 +221,8 @@ def content_digest(ds: Dataset) -> str:
     with its shape. Names, labels and how the file was spelled or read (column names or
     indices, delimiter, compression) do not enter, so the same numbers have one identity."""
     h = hashlib.sha256(f"k={ds.k};bounds={ds.bounds}".encode())
+    if ds.ball is not None:
+        h.update(f";ball={ds.ball!r}".encode())
     for field in ARRAY_FIELDS:
         value = getattr(ds, field)
         if value is None:

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError
-from .schema import Dataset, check_finite, freeze, read_checked, scale
+from .schema import Dataset, check_finite, freeze, read_checked, scale, scale_to_ball
 
 #: the csv entry's parameters: name -> (default, what it is)
 CSV_PARAMS = {
@@ -44,7 +44,11 @@ CSV_PARAMS = {
     "k": (None, "number of clusters (required)"),
     "label": ("", "display label (default: the file stem)"),
     "classes": (None, "ground-truth class column (optional)"),
-    "domain": (None, "public box [lo, hi] (scalars or one per column), for bounds: public"),
+    "domain": (
+        None,
+        "public box [lo, hi] (scalars or one per column), or ball {radius, center}, for "
+        "bounds: public",
+    ),
     "delimiter": (",", "field separator"),
     "header": (True, "the first line names the columns"),
     "sha256": ("", "expected sha256 of the file's bytes (optional)"),
@@ -271,20 +275,25 @@ def load_csv(
     bounds: str = "data",
 ) -> Dataset:
     """The ``csv`` dataset: the file's feature columns scaled under the policy ``bounds``
-    (``domain`` is the declared public box it needs for ``bounds: public``)."""
+    (``domain`` is the declared public box it needs for ``bounds: public``, or a ball
+    ``("ball", R, center)``: :func:`~.schema.scale_to_ball`)."""
     raw, y, names = read_csv(str(path), freeze(columns), classes, delimiter, bool(header), sha256)
     if len(raw) < 2:
         raise DataError(f"{path}: needs at least 2 records, found {len(raw)}")
-    box = None
-    if domain is not None:
-        box = freeze(domain)
+    domain, ball = freeze(domain), None
+    if isinstance(domain, tuple) and domain and domain[0] == "ball":
+        X, lo, hi, clipped = scale_to_ball(raw, bounds, domain[1], domain[2], str(path))
+        ball = 1.0 if bounds == "public" else None
+    else:
         d = raw.shape[1]
-        if len(box) != 2 or any(not (np.ndim(b) == 0 or np.shape(b) == (d,)) for b in box):
+        if domain is not None and (
+            len(domain) != 2 or any(not (np.ndim(b) == 0 or np.shape(b) == (d,)) for b in domain)
+        ):
             raise DataError(
                 f"{path}: domain must be [lo, hi], each a number or a list of one value per "
                 f"column ({d} columns), got {domain!r}"
             )
-    X, lo, hi, clipped = scale(raw, bounds, box, str(path))
+        X, lo, hi, clipped = scale(raw, bounds, domain, str(path))
     stem = Path(path).name.split(".")[0]
     return Dataset(
         name="csv",
@@ -298,6 +307,7 @@ def load_csv(
         classes=y,
         bounds=bounds,
         clipped=clipped,
+        ball=ball,
     )
 
 

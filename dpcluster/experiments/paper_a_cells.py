@@ -87,6 +87,7 @@ def dplloyd_cell(ctx: CellContext, improved: bool) -> tuple[list[Row], dict]:
         split="improved" if improved else "sensitivity",
         rho=p.get("rho", RHO),
         min_count=p["min_count"],
+        clip_radius=ctx.dataset.ball,  # a public ball domain bounds the sums (None: the box)
         **gaussian_budget(ctx.epsilon, ctx.delta),
     )
     if improved:  # A2's t read the exact N, as the paper does

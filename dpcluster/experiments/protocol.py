@@ -286,7 +286,11 @@ def fit_runs(ctx: CellContext, fit: CentralFit, columns=()) -> tuple[list[Row], 
     ``rep`` from the stream ``("run", rep)``; each row carries the fit's ``info`` values
     named in ``columns``."""
     rows, ledger = [], {}
-    extra = {"delta": ctx.delta} if ctx.delta and takes_delta(fit.function) else {}
+    taken = inspect.signature(fit.function).parameters
+    extra = {"delta": ctx.delta} if ctx.delta and "delta" in taken else {}
+    if ctx.dataset.ball is not None and "ball" in taken:
+        extra["ball"] = ctx.dataset.ball  # a public ball domain bounds the sums
+
     for rep in range(ctx.repeat):
         rng = ctx.streams.child("run", rep)
         res = fit.function(ctx.dataset.X, ctx.k, ctx.epsilon, rng, 1.0, **ctx.params, **extra)
@@ -303,11 +307,6 @@ def fit_runs(ctx: CellContext, fit: CentralFit, columns=()) -> tuple[list[Row], 
             }
         )
     return rows, ledger
-
-
-def takes_delta(function) -> bool:
-    """Whether a fit spends (ε, δ) when given ``delta`` (its signature names it)."""
-    return "delta" in inspect.signature(function).parameters
 
 
 def central_method(

@@ -203,6 +203,9 @@ def _check_csv_types(file: str, where: str, params: dict, box_key: str = "domain
     if not isinstance(params.get("header", True), bool):
         raise SpecError(file, f"{where}.header", params["header"], "must be true or false")
     bounds = params.get("domain")
+    if isinstance(bounds, dict):
+        params["domain"] = _ball_domain(file, f"{where}.{box_key}", bounds)
+        return
     if bounds is not None and not isinstance(bounds, str):
         if not (isinstance(bounds, list) and len(bounds) == 2 and all(map(_bound, bounds))):
             raise SpecError(
@@ -218,6 +221,21 @@ def _check_csv_types(file: str, where: str, params: dict, box_key: str = "domain
             raise SpecError(file, f"{where}.{box_key}", bounds, "needs lo < hi for every column")
         if data.span_overflows(lo, hi):
             raise SpecError(file, f"{where}.{box_key}", bounds, "hi - lo overflows a float")
+
+
+def _ball_domain(file: str, where: str, ball: dict) -> tuple:
+    """A public L2-ball domain ``{radius: R, center: c}`` (c a number or one per column,
+    default 0) as the loader takes it: ``("ball", R, c)``."""
+    _check_keys(file, where, ball, {"radius", "center"})
+    radius, center = ball.get("radius"), ball.get("center", 0.0)
+    ok = isinstance(radius, int | float) and not isinstance(radius, bool)
+    if not (ok and math.isfinite(radius) and radius > 0) or data.span_overflows(0.0, radius):
+        raise SpecError(file, f"{where}.radius", radius, "must be a positive finite number")
+    if not _bound(center):
+        raise SpecError(
+            file, f"{where}.center", center, "must be a finite number or one per column"
+        )
+    return ("ball", float(radius), data.freeze(center))
 
 
 def _csv_dataset(file: str, where: str, entry: dict, bounds: str) -> DatasetSpec:
