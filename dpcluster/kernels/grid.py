@@ -153,12 +153,40 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, runs, L, K, F, OU
                         bj[b] = bjv
                 else:
                     # past the unrolling (large k) the j loop inside the lane loop stays
-                    # scalar: j outermost instead, each lane's minimum kept in L1 (the same
-                    # comparisons in the same order, so the same labels)
+                    # scalar: the centroids go in blocks of four outside the lane loop,
+                    # each lane's minimum kept in L1 between blocks (the same comparisons
+                    # in the same order, so the same labels)
                     for b in range(L):
                         best[b] = PL[b] + ta[b]
                         bj[b] = F(0.0)
-                    for j in range(1, K):
+                    j = 1
+                    while j + 4 <= K:
+                        o0 = j * L
+                        o1, o2, o3 = o0 + L, o0 + 2 * L, o0 + 3 * L
+                        f0, f1, f2, f3 = F(o0), F(o1), F(o2), F(o3)
+                        for b in range(L):
+                            bv = best[b]
+                            bjv = bj[b]
+                            v = PL[o0 + b] + ta[o0 + b]
+                            c = v < bv
+                            bv = v if c else bv
+                            bjv = f0 if c else bjv
+                            v = PL[o1 + b] + ta[o1 + b]
+                            c = v < bv
+                            bv = v if c else bv
+                            bjv = f1 if c else bjv
+                            v = PL[o2 + b] + ta[o2 + b]
+                            c = v < bv
+                            bv = v if c else bv
+                            bjv = f2 if c else bjv
+                            v = PL[o3 + b] + ta[o3 + b]
+                            c = v < bv
+                            bv = v if c else bv
+                            bjv = f3 if c else bjv
+                            best[b] = bv
+                            bj[b] = bjv
+                        j += 4
+                    while j < K:
                         fj = F(j * L)
                         off = j * L
                         for b in range(L):
@@ -166,6 +194,7 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, runs, L, K, F, OU
                             better = v < best[b]
                             best[b] = v if better else best[b]
                             bj[b] = fj if better else bj[b]
+                        j += 1
                 wc = w[cell]
                 cell += 1
                 if K <= GRID_MASKED_MAX_K:
