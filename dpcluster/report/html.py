@@ -18,6 +18,7 @@ import pandas as pd
 from ..errors import DpclusterError
 from ..results import read_json, read_table
 from .drawn import usable
+from .privacy import AUDIT_COLUMNS
 
 #: summary columns shown per run, in this order, when present
 SUMMARY_COLUMNS = (
@@ -33,15 +34,6 @@ SUMMARY_COLUMNS = (
     "epsilon_provable_max",
     "delta_provable_max",
     "bounds",
-)
-AUDIT_COLUMNS = (
-    "algorithm",
-    "epsilon",
-    "epsilon_claimed",
-    "epsilon_provable",
-    "epsilon_lb_blackbox",
-    "epsilon_lb_whitebox",
-    "verdict",
 )
 
 STYLE = """

@@ -31,8 +31,8 @@ def _range(values: pd.Series) -> str:
     return f"{lo:.4g}" if lo == hi else f"{lo:.4g}–{hi:.4g}"
 
 
-#: the columns the privacy section reads from audit.csv
-AUDIT_COLUMNS = {
+#: the columns both pages read from audit.csv, in the order the HTML page shows them
+AUDIT_COLUMNS = (
     "algorithm",
     "epsilon",
     "epsilon_claimed",
@@ -40,7 +40,7 @@ AUDIT_COLUMNS = {
     "epsilon_lb_blackbox",
     "epsilon_lb_whitebox",
     "verdict",
-}
+)
 
 
 def privacy_section(results_dir: Path) -> list[str]:
@@ -52,7 +52,7 @@ def privacy_section(results_dir: Path) -> list[str]:
         a = read_table(audit) if audit.is_file() else None
     except DpclusterError:
         a = pd.DataFrame()  # not a table: reported below as lacking every column
-    missing = sorted(AUDIT_COLUMNS - set(a.columns)) if a is not None else []
+    missing = sorted(set(AUDIT_COLUMNS) - set(a.columns)) if a is not None else []
     if a is not None and missing:
         lines.append(
             f"Audit: {audit} is not an audit table (no column {', '.join(missing)}): left out."
