@@ -9,10 +9,19 @@ import sys
 from pathlib import Path
 
 from ..errors import DpclusterError
-from .cells import Cell, CellOutcome
-from .isolated import run_any
+from ..experiments import ALGORITHMS
+from .cells import Cell, CellOutcome, run_cell
+from .isolated import run_isolated
 
 BACKENDS = ("local", "dask")
+
+
+def run_any(cell: Cell, *numba_threads) -> CellOutcome:
+    """Every backend's unit of work: a built-in cell in this process, a plugin's in a
+    process of its own (:mod:`.isolated`)."""
+    if cell.algorithm.name in ALGORITHMS:
+        return run_cell(cell, *numba_threads)
+    return run_isolated(cell, *numba_threads)
 
 
 def _execute(todo: list[Cell], jobs: int):

@@ -23,15 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..experiments import ALGORITHMS
 from .cells import Cell, CellOutcome, run_cell
-
-
-def run_any(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
-    """Every backend's unit of work: a built-in cell in this process, a plugin's in its own."""
-    if cell.algorithm.name in ALGORITHMS:
-        return run_cell(cell, numba_threads)
-    return run_isolated(cell, numba_threads)
 
 
 def run_isolated(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
