@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import os
+import pickle
 import subprocess
 import time
 import traceback
@@ -278,15 +280,11 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
 def _damaged_cache_hint(exc: BaseException) -> str:
     """What to do when a cell failed while numba loaded a damaged file of its on-disk
     cache (every later cell of that kernel would fail the same way), else ""."""
-    import pickle
-
     if not isinstance(exc, pickle.UnpicklingError | EOFError | ValueError | OSError):
         return ""
     frames = traceback.extract_tb(exc.__traceback__)
     if not any("numba" in f.filename and "caching" in f.filename for f in frames):
         return ""
-    import os
-
     folder = os.environ.get("NUMBA_CACHE_DIR", "numba's cache folder")
     return (
         f"a compiled kernel in {folder} is damaged: delete that folder and run again; "
