@@ -49,6 +49,10 @@ class _CentralMethod(StrOptions):
 
 
 SCALINGS = ("common", "per_feature")
+#: the methods that take ``delta`` (Gaussian noise) and a ball domain
+GAUSSIAN_METHODS = ("dplloyd", "dplloyd_improved", "lsh_splits_gaussian", "auto")
+#: the methods that spend (ε, δ) only: they need ``delta`` > 0
+DELTA_ONLY = ("lsh_splits_gaussian",)
 
 
 def _rng(random_state) -> np.random.Generator:
@@ -218,7 +222,7 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         bounds, an accountant that cannot book the fit."""
         if self.radius is not None and self.bounds is not None:
             raise ValueError("give the public domain as bounds (a box) or radius (a ball)")
-        gaussian = self.method in ("dplloyd", "dplloyd_improved", "auto")
+        gaussian = self.method in GAUSSIAN_METHODS
         if self.accountant is not None:
             if self.bounds is None and self.radius is None:
                 raise ValueError(

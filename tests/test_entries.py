@@ -40,6 +40,7 @@ TINY = {
     "gene": (TINY_A, {"pool": 10, "selected": 3, "iterations": 3}, 2),
     "hybrid": (TINY_A, {"lloyd_runs": 2, "force": True, "max_iter": 5}, 2),
     "lsh_splits": (TINY_A, {}, 2),
+    "lsh_splits_gaussian": (TINY_A, {"n_init": 1}, 2),
     "private_mean": (TINY_A, {}, 2),
     "auto": (TINY_A, {}, 2),
     "bv_profile": (
@@ -81,6 +82,10 @@ RANGES = {
 }
 
 
+#: entries that spend (ε, δ) only, and the δ their tiny case runs at
+GAUSSIAN_ONLY = {"lsh_splits_gaussian": 1e-6}
+
+
 def _algorithm(name: str, params: dict, repeat: int) -> AlgorithmSpec:
     """The entry with its defaults filled in, as the spec parser gives it to the harness."""
     full = {key: p.default for key, p in ALGORITHMS[name].params.items()} | params
@@ -103,10 +108,13 @@ def test_entry_runs_with_declared_rows_columns_and_ranges(name):
         seed=3,
         n_init=2,
         init_method="uniform",
+        delta=GAUSSIAN_ONLY.get(name, 0.0),
     )
     outcome = harness.run_cell(cell)
     assert outcome.error == ""
     rows = outcome.rows
+    if name in GAUSSIAN_ONLY:
+        assert np.all((rows["delta_provable"] > 0) & (rows["delta_provable"] <= cell.delta))
     assert len(rows) == ROWS.get(name, cell.n_runs)
     for metric in info.metrics:
         values = rows[metric].to_numpy(float)

@@ -17,7 +17,11 @@ the utility benchmark showed it needs:
    noisy count at which improved DPLloyd's centre is mostly noise
    (:func:`~.dplloyd.empty_threshold`): most centres would be held at their starts, and
    the mean spends the whole budget on the one thing that can be estimated.
-3. **Improved DPLloyd** otherwise (sphere-packing start, empty centres held, and one pass
+3. **LSH-splits with Gaussian sums** (:mod:`.lsh_gaussian`) when δ > 0, d > ``GRID_MAX_D``,
+   k ≥ ``LSH_MIN_K`` and an average cluster's half, N/2k, holds at least the records a
+   leaf needs for low noise (:func:`lsh_node_size`): then the tree finds the clusters
+   that a Lloyd start in many dimensions misses.
+4. **Improved DPLloyd** otherwise (sphere-packing start, empty centres held, and one pass
    with all of ε where N/k is below ``SINGLE_PASS`` times a single pass's noise floor:
    :func:`~.dplloyd.estimator_iterations`; :mod:`.methods`). Above ``GRID_MAX_D``
    dimensions it first spends a share of ε on a clipping radius (:func:`clip_share`,
@@ -33,6 +37,9 @@ from .eugkm import MAX_CELLS, cells_per_axis
 
 #: the largest d for which ``auto`` considers a grid synopsis
 GRID_MAX_D = 3
+#: with δ > 0, the smallest k for which ``auto`` considers LSH-splits with Gaussian sums:
+#: below it DPLloyd's centres won on every set measured (docs/utility.md)
+LSH_MIN_K = 8
 #: below this ratio of N/k to the noise floor of a DPLloyd centre, ``auto`` takes the mean
 HOPELESS = 0.9
 #: the shares of ε ``auto``'s improved DPLloyd may spend on a clipping radius above
@@ -56,8 +63,17 @@ def noise_margin(N: int, k: int, d: int, epsilon: float, r=1.0) -> float:
     return pass_margin(N, k, d, epsilon / improved_iterations(epsilon, N, k, d), r)
 
 
-def choose(N: int, k: int, d: int, epsilon: float, r=1.0) -> tuple[str, str]:
-    """(method, reason) for N records, d features, k clusters, budget ε and radii r."""
+def lsh_node_size(d: int, epsilon: float, delta: float) -> float:
+    """LSH-splits' low-noise node size 10√d·σ/r (:func:`~.lsh_gaussian.tree_thresholds`)
+    at the noise its calibration gives (ε, δ): the records a leaf needs for its mean's
+    noise to be a tenth of the domain radius."""
+    from .lsh_gaussian import calibrate
+
+    return 10.0 * d**0.5 * calibrate(epsilon, delta)
+
+
+def choose(N: int, k: int, d: int, epsilon: float, r=1.0, delta: float = 0.0) -> tuple[str, str]:
+    """(method, reason) for N records, d features, k clusters, budget (ε, δ) and radii r."""
     m = cells_per_axis(N, epsilon, d)
     if d <= GRID_MAX_D and m >= 2 and float(m) ** d <= MAX_CELLS:
         M = float(m) ** d
@@ -67,6 +83,13 @@ def choose(N: int, k: int, d: int, epsilon: float, r=1.0) -> tuple[str, str]:
             return "hybrid", (
                 f"d = {d} <= {GRID_MAX_D}, grid {m}^{d}: A6 predicts centroid MSE "
                 f"{grid:.3g} for the grid against {lloyd:.3g} for DPLloyd"
+            )
+    if delta > 0 and d > GRID_MAX_D and k >= LSH_MIN_K:
+        node = lsh_node_size(d, epsilon, delta)
+        if N / (2 * k) >= node:
+            return "lsh_splits_gaussian", (
+                f"delta > 0, d = {d} > {GRID_MAX_D}, k = {k} >= {LSH_MIN_K} and N/2k = "
+                f"{N / (2 * k):.3g} >= {node:.3g}, LSH-splits' low-noise leaf size"
             )
     margin = noise_margin(N, k, d, epsilon, r)
     if margin < HOPELESS:

@@ -30,6 +30,8 @@ from .dplloyd import (
 from .eugkm import eugkm
 from .gkm import gkm
 from .hybrid import hybrid
+from .lsh_gaussian import MAX_DEPTH as GAUSSIAN_DEPTH
+from .lsh_gaussian import lsh_splits_gaussian
 from .lsh_splits import lsh_splits
 from .pgkm import genetic_kmeans
 from .plan import COUNT_SHARE, decide, plan
@@ -219,6 +221,25 @@ def fit_lsh_splits(Z, k, epsilon, rng, r=1.0, **params):
     return lsh_splits(Z, k, epsilon, rng, r=r, **params)
 
 
+def fit_lsh_splits_gaussian(
+    Z, k, epsilon, rng, r=1.0, delta=0.0, ball=None, depth=GAUSSIAN_DEPTH, n_init=10,
+    before=(), n=None,
+):
+    """LSH-splits as Google publishes it (:mod:`.lsh_gaussian`): (ε, δ) with Gaussian leaf
+    sums, on the public ball ``ball`` (without one, the ball about the box's centre that
+    holds the box, of radius √(Σ r_j²)). ``before``: pure ε's already booked that ε
+    covers; ``n``: a noisy count among them (``auto``'s Ñ), the tree's root count."""
+    if not delta > 0:
+        raise ValueError(
+            "lsh_splits_gaussian spends (epsilon, delta) with Gaussian noise: give delta > 0"
+        )
+    d = np.shape(Z)[1]
+    domain = float(ball) if ball is not None else float(np.sqrt(np.sum(np.square(
+        np.broadcast_to(np.asarray(r, dtype=np.float64), (d,))))))
+    return lsh_splits_gaussian(Z, k, epsilon, delta, rng, radius=domain, depth=depth,
+                               n_init=n_init, before=tuple(before), root=n)
+
+
 def fit_private_mean(Z, k, epsilon, rng, r=1.0, n=None):
     """The private-mean reference (M2) with the box's radii: its count is the plan's Ñ,
     released with improved DPLloyd's count share c/(d + c) of ε, or ``n`` when given."""
@@ -239,7 +260,14 @@ CHOSEN = {
     "hybrid": fit_hybrid,
     "private_mean": fit_private_mean,
     "dplloyd_improved": fit_dplloyd_improved,
+    "lsh_splits_gaussian": fit_lsh_splits_gaussian,
 }
+
+
+#: ``auto``'s share of ε on Ñ when δ > 0: about one LSH tree level's, since Ñ is then
+#: the tree's root count, and under Rényi composition a release costs ε², so the 5 % of
+#: the pure rule would cost as much as the tree's 20 other levels together
+GAUSSIAN_COUNT_SHARE = 0.01
 
 
 def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0, delta=0.0, ball=None) -> DPResult:
@@ -249,12 +277,19 @@ def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0, delta=0.0, ball=None
     defaults, its own rules reading the same Ñ. ``info`` carries ``chosen``, ``reason``
     and ``noisy_count``; the ledger's ``choices`` records the choice. ``delta`` and
     ``ball`` reach the chosen method when it is improved DPLloyd (Gaussian noise, an
-    L2-ball domain); the grid and the mean stay pure ε."""
+    L2-ball domain) or LSH-splits with Gaussian sums, which is calibrated to the whole
+    (ε, δ) with Ñ's release composed in; the grid and the mean stay pure ε."""
     d = np.shape(X)[1]
     r = radius(r, d)
-    p, ledger = _planned("auto", X, k, epsilon, rng, r, {})
-    extra = {"delta": delta, "ball": ball} if p.method == "dplloyd_improved" else {}
-    res = CHOSEN[p.method](X, k, p.epsilon, rng, r, n=p.count, **p.params, **extra)
+    share = GAUSSIAN_COUNT_SHARE if delta else COUNT_SHARE
+    p, ledger = _planned("auto", X, k, epsilon, rng, r, {"delta": delta}, count_share=share)
+    if p.method == "lsh_splits_gaussian":  # calibrated to all of (ε, δ), Ñ its root count
+        before = tuple(e.epsilon for e in ledger.entries)
+        res = fit_lsh_splits_gaussian(X, k, epsilon, rng, r, delta=delta, ball=ball,
+                                      before=before, n=p.count)
+    else:
+        extra = {"delta": delta, "ball": ball} if p.method == "dplloyd_improved" else {}
+        res = CHOSEN[p.method](X, k, p.epsilon, rng, r, n=p.count, **p.params, **extra)
     ledger.extend(res.ledger)
     ledger.choices.append(f"auto chose {p.method}: {p.reason}")
     info = {**res.info, "chosen": p.method, "reason": p.reason, "noisy_count": p.count}

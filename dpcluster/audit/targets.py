@@ -27,6 +27,7 @@ from ..algorithms.dplloyd import dplloyd_batch, improved_iterations
 from ..algorithms.eugkm import eugkm
 from ..algorithms.gkm import gkm, gkm_aggregate
 from ..algorithms.hybrid import hybrid
+from ..algorithms.lsh_gaussian import lsh_splits_gaussian
 from ..algorithms.lsh_splits import lsh_splits
 from ..algorithms.methods import auto, fit_dplloyd_improved, fit_hybrid
 from ..algorithms.pgkm import genetic_kmeans
@@ -211,6 +212,18 @@ def _lsh_one(X, epsilon, rng):
     return res.centroids, res.ledger
 
 
+def _lsh_gaussian(X, epsilon, rng, n, trial=None, delta=GAUSSIAN_DELTA):
+    """LSH-splits with Gaussian sums on the ball that holds the pair's box (δ = 1e-6 unless
+    ``dpcluster audit --delta`` says otherwise), one fit per trial."""
+    radius = float(np.sqrt(X.shape[1]))
+
+    def one(X, epsilon, g):
+        res = lsh_splits_gaussian(X, K_CENTRAL, epsilon, delta, g, radius=radius, n_init=1)
+        return res.centroids, res.ledger
+
+    return _per_trial(one)(X, epsilon, rng, n, trial)
+
+
 def _clipped_one(X, epsilon, rng):
     res = fit_dplloyd_improved(X, K_CENTRAL, epsilon, rng, clip=0.5)
     return res.centroids, res.ledger
@@ -387,6 +400,19 @@ def central_targets() -> list[Target]:
             run=_per_trial(_lsh_one),
             pair=central_pair,
             per_trial=True,
+        ),
+        Target(
+            name="lsh_splits (gaussian)",
+            covers=("lsh_splits_gaussian",),
+            kind="central",
+            params={**central, "n_init": 1, "delta": GAUSSIAN_DELTA},
+            trials=1_000,
+            run=_lsh_gaussian,
+            pair=central_pair,
+            per_trial=True,
+            takes_delta=True,
+            note="Gaussian leaf sums and 21 levels of Laplace counts, composed by Rényi "
+            "DP; bounds at δ",
         ),
         Target(
             name="dplloyd_improved (clip)",

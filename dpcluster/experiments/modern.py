@@ -6,6 +6,7 @@ dpcluster/algorithms/lsh_splits.py, reference.py and auto.py)."""
 from __future__ import annotations
 
 from ..algorithms import methods
+from ..algorithms.lsh_gaussian import MAX_DEPTH as GAUSSIAN_DEPTH
 from ..algorithms.lsh_splits import COUNT_SHARE, MAX_DEPTH, lsh_splits
 from .protocol import AlgorithmInfo, Param, central_fit, central_method
 
@@ -27,6 +28,18 @@ _LSH_PARAMS = {
     "n_init": Param(10, int, "k-means++ restarts on the coreset (post-processing)", minimum=1),
 }
 
+_LSH_GAUSSIAN_PARAMS = {
+    "depth": Param(
+        GAUSSIAN_DEPTH,
+        int,
+        "hash length, the tree's last level (the published 20)",
+        minimum=1,
+        maximum=MAX_DEPTH,
+        maximum_reason="node ids are 63-bit integers",
+    ),
+    "n_init": Param(10, int, "k-means++ restarts on the coreset (post-processing)", minimum=1),
+}
+
 MODERN: dict[str, AlgorithmInfo] = {
     "lsh_splits": central_method(
         "lsh_splits",
@@ -34,6 +47,14 @@ MODERN: dict[str, AlgorithmInfo] = {
         central_fit(methods.fit_lsh_splits, _LSH_PARAMS, lsh_splits),
         columns=("leaves", "depth"),
         title="LSH-splits",
+    ),
+    "lsh_splits_gaussian": central_method(
+        "lsh_splits_gaussian",
+        "LSH-splits as Google publishes it: (ε, δ), Gaussian leaf sums on an L2 ball, "
+        "depth 20 (needs a spec's delta), docs/methods.md",
+        central_fit(methods.fit_lsh_splits_gaussian, _LSH_GAUSSIAN_PARAMS),
+        columns=("leaves",),
+        title="LSH-splits (Gaussian)",
     ),
     "private_mean": central_method(
         "private_mean",

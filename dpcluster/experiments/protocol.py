@@ -161,9 +161,10 @@ def _per_init_set(shape: CellShape) -> int:
 
 #: arguments a central fit sets itself, never ``method_params``: the data, k, ε, starts,
 #: the generator, the box's radii (on which every sensitivity rests), tracing, and what the
-#: estimator and the plan pass (a released count n, δ, a ball domain)
+#: estimator and the plan pass (a released count n, δ, a ball domain, ε's booked before)
 OWN_ARGUMENTS = frozenset(
-    {"X", "Z", "k", "epsilon", "init", "inits", "rng", "r", "trace", "n", "delta", "ball"}
+    {"X", "Z", "k", "epsilon", "init", "inits", "rng", "r", "trace", "n", "delta", "ball",
+     "before"}
 )
 
 

@@ -174,12 +174,23 @@ class Ledger:
 
         return [zcdp_epsilon(self.rho, self.delta)]
 
+    def _composed(self, pure: list[float]) -> float:
+        """The pure releases ``pure`` (ε's) with the zCDP group: the smaller of basic
+        composition (their sum plus the group's ε at :attr:`delta`) and Rényi composition
+        of them all (:mod:`.rdp`), which applies when no pure release books a δ of its own.
+        Both are valid bounds."""
+        basic = math.fsum(pure + self._group_epsilon())
+        if not self._group_epsilon() or any(e.delta for e in self.entries if not e.rho):
+            return basic
+        from .rdp import composed_epsilon
+
+        return min(basic, composed_epsilon(tuple(pure), self.rho, self.delta))
+
     @property
     def total_epsilon(self) -> float:
-        """What provably holds, by basic composition: the sum of every pure release's
-        provable ε, plus the zCDP group's ε at :attr:`delta` when there is one."""
-        pure = [e.epsilon for e in self.entries if not e.rho]
-        return math.fsum(pure + self._group_epsilon())
+        """What provably holds: every pure release's provable ε and the zCDP group of
+        Gaussian releases at :attr:`delta`, composed by :meth:`_composed`."""
+        return self._composed([e.epsilon for e in self.entries if not e.rho])
 
     @property
     def total_delta(self) -> float:
@@ -190,8 +201,7 @@ class Ledger:
     def claimed_epsilon(self) -> float:
         """What the papers claim for the same releases (equal to :attr:`total_epsilon`
         where every claim holds)."""
-        pure = [e.claimed_epsilon for e in self.entries if not e.rho]
-        return math.fsum(pure + self._group_epsilon())
+        return self._composed([e.claimed_epsilon for e in self.entries if not e.rho])
 
     @property
     def claimed_delta(self) -> float:
