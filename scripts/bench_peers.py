@@ -18,7 +18,7 @@ own code's number as the maintainers measured it on this recipe (issue 49); it i
 reference, not recomputed here. Usage:
 
     python scripts/bench_peers.py [--recipes google,dpm10] [--seeds 5]
-        [--methods auto,lsh_splits_gaussian,dplloyd_improved,lsh_splits,private_mean]
+        [--methods auto,dpm,lsh_splits_gaussian,dplloyd_improved,lsh_splits,private_mean]
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ PEER = {
     ("dpm10", 64): 55.9,
 }
 #: methods that spend (ε, δ) only; the others run at δ as well where they take it
-DELTA_METHODS = ("auto", "dplloyd", "dplloyd_improved", "lsh_splits_gaussian")
+DELTA_METHODS = ("auto", "dplloyd", "dplloyd_improved", "lsh_splits_gaussian", "dpm")
 
 
 def google_recipe(rng: np.random.Generator, n=100_000, d=100, clusters=64, ratio=8.0):
@@ -91,7 +91,7 @@ def main(argv=None) -> int:
     ap.add_argument("--recipes", default="google,dpm10")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--methods",
-                    default="auto,lsh_splits_gaussian,dplloyd_improved,lsh_splits,private_mean")
+                    default="auto,dpm,lsh_splits_gaussian,dplloyd_improved,lsh_splits,private_mean")
     args = ap.parse_args(argv)
     methods = ["kmeans"] + [m for m in args.methods.split(",") if m]
     print("| recipe | k | method | median cost | ratio to k-means | peer's code | to peer | s/fit |")

@@ -41,6 +41,7 @@ TINY = {
     "hybrid": (TINY_A, {"lloyd_runs": 2, "force": True, "max_iter": 5}, 2),
     "lsh_splits": (TINY_A, {}, 2),
     "lsh_splits_gaussian": (TINY_A, {"n_init": 1}, 2),
+    "dpm": (TINY_A, {"n_init": 1}, 2),
     "private_mean": (TINY_A, {}, 2),
     "auto": (TINY_A, {}, 2),
     "bv_profile": (

@@ -27,6 +27,8 @@ from .dplloyd import (
     improved_iterations,
     improved_split,
 )
+from .dpm import LEVELS as DPM_LEVELS
+from .dpm import dpm
 from .eugkm import eugkm
 from .gkm import gkm
 from .hybrid import hybrid
@@ -240,6 +242,13 @@ def fit_lsh_splits_gaussian(
                                n_init=n_init, before=tuple(before), root=n)
 
 
+def fit_dpm(Z, k, epsilon, rng, r=1.0, delta=0.0, ball=None, levels=DPM_LEVELS, n_init=10):
+    """DPM (:mod:`.dpm`) in the box, reduced to k centres by weighted k-means on its
+    leaves; Gaussian leaf sums with δ > 0, Laplace with δ = 0. ``ball``: the records also
+    lie in that ball about the origin, which bounds the sums' sensitivity."""
+    return dpm(Z, k, epsilon, delta, rng, r=r, levels=levels, n_init=n_init, ball=ball)
+
+
 def fit_private_mean(Z, k, epsilon, rng, r=1.0, n=None):
     """The private-mean reference (M2) with the box's radii: its count is the plan's Ñ,
     released with improved DPLloyd's count share c/(d + c) of ε, or ``n`` when given."""
@@ -261,6 +270,7 @@ CHOSEN = {
     "private_mean": fit_private_mean,
     "dplloyd_improved": fit_dplloyd_improved,
     "lsh_splits_gaussian": fit_lsh_splits_gaussian,
+    "dpm": fit_dpm,
 }
 
 

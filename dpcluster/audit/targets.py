@@ -27,6 +27,7 @@ from ..algorithms.dplloyd import dplloyd_batch, improved_iterations
 from ..algorithms.eugkm import eugkm
 from ..algorithms.gkm import gkm, gkm_aggregate
 from ..algorithms.hybrid import hybrid
+from ..algorithms.dpm import dpm
 from ..algorithms.lsh_gaussian import lsh_splits_gaussian
 from ..algorithms.lsh_splits import lsh_splits
 from ..algorithms.methods import auto, fit_dplloyd_improved, fit_hybrid
@@ -224,6 +225,11 @@ def _lsh_gaussian(X, epsilon, rng, n, trial=None, delta=GAUSSIAN_DELTA):
     return _per_trial(one)(X, epsilon, rng, n, trial)
 
 
+def _dpm_one(X, epsilon, rng):
+    res = dpm(X, K_CENTRAL, epsilon, 0.0, rng, n_init=1)
+    return res.centroids, res.ledger
+
+
 def _clipped_one(X, epsilon, rng):
     res = fit_dplloyd_improved(X, K_CENTRAL, epsilon, rng, clip=0.5)
     return res.centroids, res.ledger
@@ -413,6 +419,17 @@ def central_targets() -> list[Target]:
             takes_delta=True,
             note="Gaussian leaf sums and 21 levels of Laplace counts, composed by Rényi "
             "DP; bounds at δ",
+        ),
+        Target(
+            name="dpm",
+            covers=("dpm",),
+            kind="central",
+            params={**central, "n_init": 1},
+            trials=1_000,
+            run=_per_trial(_dpm_one),
+            pair=central_pair,
+            per_trial=True,
+            note="pure ε: the gap quantile, 8 count levels, 7 split levels, Laplace sums",
         ),
         Target(
             name="dplloyd_improved (clip)",

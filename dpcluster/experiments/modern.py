@@ -6,6 +6,7 @@ dpcluster/algorithms/lsh_splits.py, reference.py and auto.py)."""
 from __future__ import annotations
 
 from ..algorithms import methods
+from ..algorithms.dpm import LEVELS as DPM_LEVELS
 from ..algorithms.lsh_gaussian import MAX_DEPTH as GAUSSIAN_DEPTH
 from ..algorithms.lsh_splits import COUNT_SHARE, MAX_DEPTH, lsh_splits
 from .protocol import AlgorithmInfo, Param, central_fit, central_method
@@ -40,6 +41,12 @@ _LSH_GAUSSIAN_PARAMS = {
     "n_init": Param(10, int, "k-means++ restarts on the coreset (post-processing)", minimum=1),
 }
 
+_DPM_PARAMS = {
+    "levels": Param(DPM_LEVELS, int, "split levels L (the published 7)", minimum=1,
+                    maximum=20, maximum_reason="2^L leaves at most"),
+    "n_init": Param(10, int, "k-means++ restarts on the leaves (post-processing)", minimum=1),
+}
+
 MODERN: dict[str, AlgorithmInfo] = {
     "lsh_splits": central_method(
         "lsh_splits",
@@ -55,6 +62,14 @@ MODERN: dict[str, AlgorithmInfo] = {
         central_fit(methods.fit_lsh_splits_gaussian, _LSH_GAUSSIAN_PARAMS),
         columns=("leaves",),
         title="LSH-splits (Gaussian)",
+    ),
+    "dpm": central_method(
+        "dpm",
+        "DPM, separation by private axis cuts (Liebenow et al., CCS 2024), leaves reduced to "
+        "k by weighted k-means; (ε, δ), needs a spec's delta, docs/methods.md",
+        central_fit(methods.fit_dpm, _DPM_PARAMS),
+        columns=("leaves",),
+        title="DPM",
     ),
     "private_mean": central_method(
         "private_mean",

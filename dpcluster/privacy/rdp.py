@@ -78,3 +78,20 @@ def composed_epsilon(pure: list[float] | tuple[float, ...], rho: float, delta: f
     for e, times in counts.items():
         tau = tau + times * _pure_curve(e)
     return rdp_epsilon(tau, delta)
+
+
+def largest_rho(pure: tuple, epsilon: float, delta: float) -> float:
+    """The largest zCDP ρ (bisection, rounded down) that composes with the pure releases
+    ``pure`` to at most ε at δ; ValueError when the pure releases alone exceed it."""
+    if composed_epsilon(pure, 0.0, delta) >= epsilon:
+        raise ValueError(f"the pure releases {pure} leave nothing of epsilon={epsilon:g}")
+    lo, hi = 0.0, max(epsilon, 1.0)
+    while composed_epsilon(pure, hi, delta) <= epsilon:
+        lo, hi = hi, hi * 2.0
+    while hi - lo > 1e-12 * hi:
+        mid = (lo + hi) / 2.0
+        if composed_epsilon(pure, mid, delta) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return lo

@@ -1,0 +1,71 @@
+"""DPM, private clustering by separation (dpcluster/algorithms/dpm.py; docs/methods.md
+"DPM")."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpcluster import DPKMeans
+from dpcluster.algorithms import dpm as D
+from dpcluster.privacy import observe
+
+
+def _blobs(seed=0, k=4, n=2000, d=3, spread=0.6, std=0.02):
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(-spread, spread, (k, d))
+    X = np.repeat(centres, n, axis=0) + rng.normal(0, std, (k * n, d))
+    return np.clip(X, -1, 1), centres
+
+
+def test_centreness_is_continuous_peaks_at_the_median_and_has_the_bounded_slope():
+    n = 1200.0
+    p = np.arange(-50, 1251, dtype=float)
+    c = D.centreness(n, p)
+    assert c[np.argmax(c)] == pytest.approx(1.0) and abs(p[np.argmax(c)] - n / 2) <= 1
+    slope = np.abs(np.diff(c))
+    assert slope.max() <= D.T_CENTRE / D.Q_CENTRE / n * (1 + 1e-9)
+
+
+def test_level_shares_grow_as_root_two_and_never_exceed_the_total():
+    shares = D.level_shares(0.18, 8)
+    assert sum(shares) <= 0.18 and np.allclose(np.diff(np.log(shares)), np.log(2) / 2)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_the_ledger_books_at_most_epsilon_and_every_level(delta):
+    X, _ = _blobs()
+    res = D.dpm(X, 4, 1.0, delta, np.random.default_rng(1), n_init=1)
+    purposes = [e.purpose for e in res.ledger.entries]
+    assert sum("node counts" in p for p in purposes) == D.LEVELS + 1
+    assert sum("split choices" in p for p in purposes) == D.LEVELS
+    assert res.ledger.total_epsilon <= 1.0 and res.ledger.total_delta <= delta
+    assert any(e.rho for e in res.ledger.entries) == bool(delta)
+
+
+def test_it_separates_clear_blobs():
+    X, centres = _blobs(seed=3)
+    res = D.dpm(X, 4, 1.0, 0.0, np.random.default_rng(2))
+    gap = np.linalg.norm(centres[:, None] - res.centroids[None], axis=2).min(axis=1)
+    assert gap.max() < 0.1  # every blob found (a missed one is ~1 away), within 5 % of the box
+
+
+def test_every_release_is_announced_with_a_query_that_reproduces_it():
+    """With almost no noise the announced queries, rerun on the data, give the released
+    counts and sums to within the noise."""
+    X, _ = _blobs(n=300)
+    seen = []
+    with observe(seen.append):
+        D.dpm(X, 4, 1e5, 0.0, np.random.default_rng(4), n_init=1)
+    counts = [r for r in seen if r.purpose == "node counts"]
+    assert counts and all(np.allclose(r.query(X), r.output, atol=0.5) for r in counts)
+    sums = [r for r in seen if r.purpose == "leaf coordinate sums"][0]
+    assert np.allclose(sums.query(X), sums.output, atol=0.01)
+
+
+def test_dpkmeans_runs_dpm_in_pure_epsilon_and_with_delta():
+    X, _ = _blobs(d=5)
+    for delta in (0.0, 1e-6):
+        est = DPKMeans(4, epsilon=1, delta=delta, bounds=(-1, 1), method="dpm",
+                       random_state=0).fit(X)
+        assert est.ledger_.total_epsilon <= 1 and est.ledger_.total_delta <= delta
