@@ -37,8 +37,10 @@ def test_the_ledger_books_at_most_epsilon_and_every_level(delta):
     X, _ = _blobs()
     res = D.dpm(X, 4, 1.0, delta, np.random.default_rng(1), n_init=1)
     purposes = [e.purpose for e in res.ledger.entries]
-    assert sum("node counts" in p for p in purposes) == D.LEVELS + 1
-    assert sum("split choices" in p for p in purposes) == D.LEVELS
+    levels = D.default_levels(4)  # ⌈log2 4⌉ + 1 = 3
+    assert levels == 3 and D.default_levels(64) == 7  # the published 7 at k = 64
+    assert sum("node counts" in p for p in purposes) == levels + 1
+    assert sum("split choices" in p for p in purposes) == levels
     assert res.ledger.total_epsilon <= 1.0 and res.ledger.total_delta <= delta
     assert any(e.rho for e in res.ledger.entries) == bool(delta)
 
@@ -69,3 +71,11 @@ def test_dpkmeans_runs_dpm_in_pure_epsilon_and_with_delta():
         est = DPKMeans(4, epsilon=1, delta=delta, bounds=(-1, 1), method="dpm",
                        random_state=0).fit(X)
         assert est.ledger_.total_epsilon <= 1 and est.ledger_.total_delta <= delta
+
+
+def test_auto_on_a_box_with_delta_runs_dpm_within_epsilon_and_delta():
+    X, _ = _blobs(k=16, n=3000, d=8, spread=0.8, std=0.01)
+    est = DPKMeans(16, epsilon=1, delta=1e-6, bounds=(-1, 1), random_state=0).fit(X)
+    assert est.method_ == "dpm"
+    assert sum("record count" in e.purpose for e in est.ledger_.entries) == 1
+    assert est.ledger_.total_epsilon <= 1.0 and est.ledger_.total_delta <= 1e-6

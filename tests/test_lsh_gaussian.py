@@ -138,17 +138,19 @@ def test_dpkmeans_runs_it_with_a_ball_and_refuses_it_without_delta():
         DPKMeans(3, epsilon=1, radius=1.0, method="lsh_splits_gaussian", random_state=0).fit(X)
 
 
-def test_auto_takes_lsh_with_delta_many_clusters_and_enough_records_per_cluster():
+def test_auto_takes_a_tree_with_delta_many_clusters_and_enough_records_per_cluster():
     from dpcluster.algorithms.auto import LSH_MIN_K, choose, lsh_node_size
 
     node = lsh_node_size(100, 0.99, 1e-6)
     big = 2 * 64 * node * 1.01
-    assert choose(big, 64, 100, 0.99, delta=1e-6)[0] == "lsh_splits_gaussian"
+    assert choose(big, 64, 100, 0.99, delta=1e-6, ball=True)[0] == "lsh_splits_gaussian"
+    assert choose(big, 64, 100, 0.99, delta=1e-6)[0] == "dpm"  # a box: DPM's cuts
     # pure ε, too few clusters, too few records, or few dimensions: not LSH
-    assert choose(big, 64, 100, 0.99)[0] != "lsh_splits_gaussian"
-    assert choose(big, LSH_MIN_K - 1, 100, 0.99, delta=1e-6)[0] != "lsh_splits_gaussian"
-    assert choose(big / 2, 64, 100, 0.99, delta=1e-6)[0] != "lsh_splits_gaussian"
-    assert choose(10**7, 64, 3, 0.99, delta=1e-6)[0] != "lsh_splits_gaussian"
+    trees = ("lsh_splits_gaussian", "dpm")
+    assert choose(big, 64, 100, 0.99, ball=True)[0] not in trees
+    assert choose(big, LSH_MIN_K - 1, 100, 0.99, delta=1e-6, ball=True)[0] not in trees
+    assert choose(big / 2, 64, 100, 0.99, delta=1e-6, ball=True)[0] not in trees
+    assert choose(10**7, 64, 3, 0.99, delta=1e-6, ball=True)[0] not in trees
 
 
 def test_auto_through_lsh_books_its_count_in_the_same_epsilon_delta():

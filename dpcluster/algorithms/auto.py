@@ -7,20 +7,23 @@ costs nothing more. It follows Paper A's MSE analysis (docs/methods.md A6) with 
 the utility benchmark showed it needs:
 
 1. **Grid** (``hybrid``, which takes EUGkM alone when its own Ineq. 15 says so) when
-   d ≤ ``GRID_MAX_D``, the EUGkM grid has at least two cells per axis and no more than
-   EUGkM builds (``MAX_CELLS``), and A6 predicts a
-   smaller centroid error for it (variance + squared bias, Eqs. 9–10) than for DPLloyd
-   (Eq. 7). Above three dimensions the grid's cells outnumber the records (the battery's
-   8- to 60-D sets have 0.02 to 0.3 expected records per cell at ε = 1) and A6's bias bound
-   no longer tracks what the grid loses.
+   d ≤ ``GRID_MAX_D`` and the EUGkM grid has at least two cells per axis and no more than
+   EUGkM builds (``MAX_CELLS``). A6 compares centroid errors (Eqs. 7, 9–10) as if DPLloyd
+   started near the optimum; from one data-independent start it often does not (two
+   centres in one of four clear blobs), while the hybrid's Lloyd runs on the grid from 30
+   starts keep the best, so the grid wins wherever it can be built (docs/utility.md).
+   Above three dimensions the grid's cells outnumber the records (the battery's 8- to
+   60-D sets have 0.02 to 0.3 expected records per cell at ε = 1).
 2. **Private mean** when an average cluster, N/k records, is below ``HOPELESS`` times the
    noisy count at which improved DPLloyd's centre is mostly noise
    (:func:`~.dplloyd.empty_threshold`): most centres would be held at their starts, and
    the mean spends the whole budget on the one thing that can be estimated.
-3. **LSH-splits with Gaussian sums** (:mod:`.lsh_gaussian`) when δ > 0, d > ``GRID_MAX_D``,
-   k ≥ ``LSH_MIN_K`` and an average cluster's half, N/2k, holds at least the records a
-   leaf needs for low noise (:func:`lsh_node_size`): then the tree finds the clusters
-   that a Lloyd start in many dimensions misses.
+3. **A private partition tree** when δ > 0, d > ``GRID_MAX_D``, k ≥ ``LSH_MIN_K`` and an
+   average cluster's half, N/2k, holds at least the records a leaf needs for low noise
+   (:func:`lsh_node_size`): then a tree finds the clusters that a Lloyd start in many
+   dimensions misses. On a ball domain LSH-splits with Gaussian sums
+   (:mod:`.lsh_gaussian`), whose hyperplanes pass through the ball's centre; on a box
+   DPM (:mod:`.dpm`), whose cuts follow the box's axes (docs/utility.md).
 4. **Improved DPLloyd** otherwise (sphere-packing start, empty centres held, and one pass
    with all of ε where N/k is below ``SINGLE_PASS`` times a single pass's noise floor:
    :func:`~.dplloyd.estimator_iterations`; :mod:`.methods`). Above ``GRID_MAX_D``
@@ -72,24 +75,29 @@ def lsh_node_size(d: int, epsilon: float, delta: float) -> float:
     return 10.0 * d**0.5 * calibrate(epsilon, delta)
 
 
-def choose(N: int, k: int, d: int, epsilon: float, r=1.0, delta: float = 0.0) -> tuple[str, str]:
-    """(method, reason) for N records, d features, k clusters, budget (ε, δ) and radii r."""
+def choose(
+    N: int, k: int, d: int, epsilon: float, r=1.0, delta: float = 0.0, ball: bool = False
+) -> tuple[str, str]:
+    """(method, reason) for N records, d features, k clusters, budget (ε, δ), radii r and
+    whether the public domain is a ball."""
     m = cells_per_axis(N, epsilon, d)
     if d <= GRID_MAX_D and m >= 2 and float(m) ** d <= MAX_CELLS:
         M = float(m) ** d
         grid = mse.eugkm_variance(N, k, d, epsilon, M=M) + mse.eugkm_bias_sq(M, d)
         lloyd = mse.dplloyd_mse(N, k, d, epsilon)
-        if grid < lloyd:
-            return "hybrid", (
-                f"d = {d} <= {GRID_MAX_D}, grid {m}^{d}: A6 predicts centroid MSE "
-                f"{grid:.3g} for the grid against {lloyd:.3g} for DPLloyd"
-            )
+        return "hybrid", (
+            f"d = {d} <= {GRID_MAX_D}, grid {m}^{d} (A6 predicts centroid MSE {grid:.3g} "
+            f"for the grid and {lloyd:.3g} for DPLloyd from a good start; the grid's 30 "
+            "starts find one)"
+        )
     if delta > 0 and d > GRID_MAX_D and k >= LSH_MIN_K:
         node = lsh_node_size(d, epsilon, delta)
         if N / (2 * k) >= node:
-            return "lsh_splits_gaussian", (
-                f"delta > 0, d = {d} > {GRID_MAX_D}, k = {k} >= {LSH_MIN_K} and N/2k = "
-                f"{N / (2 * k):.3g} >= {node:.3g}, LSH-splits' low-noise leaf size"
+            method, domain = ("lsh_splits_gaussian", "a ball") if ball else ("dpm", "a box")
+            return method, (
+                f"delta > 0, d = {d} > {GRID_MAX_D}, k = {k} >= {LSH_MIN_K}, N/2k = "
+                f"{N / (2 * k):.3g} >= {node:.3g} (a leaf's low-noise size) and the domain "
+                f"is {domain}"
             )
     margin = noise_margin(N, k, d, epsilon, r)
     if margin < HOPELESS:

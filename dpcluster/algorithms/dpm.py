@@ -5,12 +5,14 @@ artefact, UzL-PrivSec/dp-mondrian-clustering, read for its parameters; docs/meth
 
 The algorithm:
 
-1. **Ñ**, the noisy record count; ``split_limit = Ñ / 2^L`` (L = 7 split levels).
+1. **Ñ**, the noisy record count; ``split_limit = Ñ / 2^L`` (L split levels: their 7,
+   which is ⌈log2 k⌉ + 1 at their k = 64; here ⌈log2 k⌉ + 1 at every k).
 2. **Interval size.** The q = 0.65 quantile of the gaps between consecutive sorted values,
    pooled over the axes, released by the exponential mechanism over a public geometric
    grid of candidates; σ̂ = that gap over the same quantile of the gaps of Ñ standard
    normal samples (public randomness), and the interval size is h = σ̂/2 (their
-   codebook's 0.5). Each axis is cut into ⌊width/h⌋ intervals.
+   codebook's 0.5), at least the box's width / 256. Each axis is cut into ⌊width/h⌋
+   intervals.
 3. **Separation tree.** A node with noisy count ñ at level l < L picks one (axis, interval)
    by the exponential mechanism on ``w_c·centreness + w_e·emptiness`` (w_c = 1,
    w_e = 5): emptiness 1 − (records in the interval)/ñ clipped to [0, 1]; centreness is
@@ -59,14 +61,22 @@ from . import checks
 from .dplloyd import DPResult
 from .lsh_splits import weighted_kmeans
 
-#: split levels L (their ``num_split_levels``)
-LEVELS = 7
+#: split levels L: 0 means ⌈log2 k⌉ + 1 (:func:`default_levels`), their 7 at k = 64
+LEVELS = 0
+
+
+def default_levels(k: int) -> int:
+    """L = ⌈log2 k⌉ + 1: the published 7 at k = 64, and at other k the depth whose leaf
+    limit Ñ/2^L is about half an average cluster (docs/decisions.md)."""
+    return max(1, math.ceil(math.log2(max(k, 1)))) + 1
 #: shares of ε: bandwidth, counts, splits (the rest, with δ, goes to the leaves' sums)
 SHARES = (0.04, 0.18, 0.18)
 #: score weights and centreness shape (their w_c, w_e, t, q)
 W_CENTRE, W_EMPTY, T_CENTRE, Q_CENTRE = 1.0, 5.0, 0.3, 1.0 / 12.0
 #: the gap quantile the interval size is read from (their 65th percentile)
 GAP_QUANTILE = 0.65
+#: the most intervals one axis is cut into (a smaller interval size is raised to width/this)
+MAX_INTERVALS = 256
 #: the public candidates for the gap quantile, per unit of box width
 GAP_CANDIDATES = np.geomspace(1e-7, 1.0, 512)
 
@@ -106,7 +116,7 @@ def interval_size(X, r, noisy_n, epsilon, rng, sim_rng, ledger) -> float:
     n = int(min(max(noisy_n, 2.0), 2e6))
     normal = np.diff(np.sort(sim_rng.standard_normal((n, 4)), axis=0), axis=0)
     unit_gap = float(np.quantile(normal, GAP_QUANTILE))
-    return max(0.5 * candidates[pick] / unit_gap, 1e-9 * width)
+    return max(0.5 * candidates[pick] / unit_gap, width / MAX_INTERVALS)
 
 
 def dpm(
@@ -119,10 +129,13 @@ def dpm(
     levels: int = LEVELS,
     n_init: int = 10,
     ball: float | None = None,
+    before: tuple = (),
 ) -> DPResult:
     """DPM on X (N, d) in the box ∏ [-r_j, r_j] (and, when ``ball`` is given, in the L2
     ball of that radius about the origin): k centroids (k, d), (ε, δ)-DP. Info:
-    {leaves, interval, noisy_count}; ``info["leaf_centres"]`` holds DPM's own centres."""
+    {leaves, interval, noisy_count}; ``info["leaf_centres"]`` holds DPM's own centres.
+    ``before``: pure ε's the caller's ledger already holds (``auto``'s Ñ), which ε covers:
+    the sums get what is left after them."""
     if not 0.0 <= delta < 1.0:
         raise ValueError(f"dpm: delta must lie in [0, 1), got {delta}")
     X = checks.points(X, r)
@@ -131,6 +144,7 @@ def dpm(
     if ball is not None:  # records projected into the ball: their norm is at most it
         norms = np.maximum(np.sqrt(np.einsum("ij,ij->i", X, X)), 1e-300)
         X = X * np.minimum(1.0, float(ball) / norms)[:, None]
+    levels = int(levels) or default_levels(k)
     eps_bw, eps_count, eps_split = within(epsilon, [s * epsilon for s in SHARES])
     counts = level_shares(eps_count, levels + 1)
     splits = level_shares(eps_split, levels)
@@ -204,7 +218,7 @@ def dpm(
             ledger.record(level_mechs[level + 1],
                           "node counts (level not reached: booked all the same)", level + 1)
 
-    pure = tuple(e.epsilon for e in ledger.entries)
+    pure = tuple(before) + tuple(e.epsilon for e in ledger.entries)
     norm = float(np.sqrt(np.sum(r_vec**2)))
     if ball is not None:
         norm = min(norm, float(ball))

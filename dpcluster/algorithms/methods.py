@@ -242,11 +242,13 @@ def fit_lsh_splits_gaussian(
                                n_init=n_init, before=tuple(before), root=n)
 
 
-def fit_dpm(Z, k, epsilon, rng, r=1.0, delta=0.0, ball=None, levels=DPM_LEVELS, n_init=10):
+def fit_dpm(Z, k, epsilon, rng, r=1.0, delta=0.0, ball=None, levels=DPM_LEVELS, n_init=10,
+            before=()):
     """DPM (:mod:`.dpm`) in the box, reduced to k centres by weighted k-means on its
     leaves; Gaussian leaf sums with δ > 0, Laplace with δ = 0. ``ball``: the records also
     lie in that ball about the origin, which bounds the sums' sensitivity."""
-    return dpm(Z, k, epsilon, delta, rng, r=r, levels=levels, n_init=n_init, ball=ball)
+    return dpm(Z, k, epsilon, delta, rng, r=r, levels=levels, n_init=n_init, ball=ball,
+               before=tuple(before))
 
 
 def fit_private_mean(Z, k, epsilon, rng, r=1.0, n=None):
@@ -292,11 +294,16 @@ def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0, delta=0.0, ball=None
     d = np.shape(X)[1]
     r = radius(r, d)
     share = GAUSSIAN_COUNT_SHARE if delta else COUNT_SHARE
-    p, ledger = _planned("auto", X, k, epsilon, rng, r, {"delta": delta}, count_share=share)
+    p, ledger = _planned(
+        "auto", X, k, epsilon, rng, r, {"delta": delta, "ball": ball is not None},
+        count_share=share,
+    )
+    before = tuple(e.epsilon for e in ledger.entries)
     if p.method == "lsh_splits_gaussian":  # calibrated to all of (ε, δ), Ñ its root count
-        before = tuple(e.epsilon for e in ledger.entries)
         res = fit_lsh_splits_gaussian(X, k, epsilon, rng, r, delta=delta, ball=ball,
                                       before=before, n=p.count)
+    elif p.method == "dpm":  # its sums take what Ñ and its own releases leave of (ε, δ)
+        res = fit_dpm(X, k, epsilon, rng, r, delta=delta, ball=ball, before=before)
     else:
         extra = {"delta": delta, "ball": ball} if p.method == "dplloyd_improved" else {}
         res = CHOSEN[p.method](X, k, p.epsilon, rng, r, n=p.count, **p.params, **extra)
