@@ -118,7 +118,8 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     method : ``"auto"`` (the default; docs/utility.md) or any registry entry that declares a
         central fit (:data:`METHODS`): ``"dplloyd"`` (A1), ``"dplloyd_improved"`` (A2),
         ``"eugkm"`` (A3), ``"hybrid"`` (A7), ``"gkm"`` (A4), ``"pgkm"`` (A5),
-        ``"lsh_splits"``, ``"private_mean"``.
+        ``"lsh_splits"``, ``"lsh_splits_gaussian"`` (needs ``delta``), ``"dpm"``,
+        ``"private_mean"``.
     bounds : ``(lo, hi)``, scalars or one value per feature: the public domain of the data,
         a box. None (and no ``radius``) takes the data's own min and max (not private;
         warns).

@@ -63,8 +63,9 @@ def google_recipe(rng: np.random.Generator, n=100_000, d=100, clusters=64, ratio
 def dpm_recipe(rng: np.random.Generator):
     from sklearn.datasets import make_blobs
 
-    X, _ = make_blobs(100_000, 10, centers=64, center_box=(-100, 100), cluster_std=1,
-                      random_state=42)
+    X, _ = make_blobs(
+        100_000, 10, centers=64, center_box=(-100, 100), cluster_std=1, random_state=42
+    )
     return X, {"bounds": (-100.0, 100.0)}
 
 
@@ -81,8 +82,11 @@ def fit_cost(X, k, method, seed, delta, domain) -> float:
         C = KMeans(k, n_init=10, random_state=seed).fit(X).cluster_centers_
     else:
         extra = {"delta": delta} if method in DELTA_METHODS else {}
-        C = DPKMeans(k, epsilon=1.0, method=method, random_state=seed, **domain,
-                     **extra).fit(X).cluster_centers_
+        C = (
+            DPKMeans(k, epsilon=1.0, method=method, random_state=seed, **domain, **extra)
+            .fit(X)
+            .cluster_centers_
+        )
     return cost(X, np.asarray(C, dtype=np.float64)) / len(X)
 
 
@@ -90,11 +94,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--recipes", default="google,dpm10")
     ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--methods",
-                    default="auto,dpm,lsh_splits_gaussian,dplloyd_improved,lsh_splits,private_mean")
+    ap.add_argument(
+        "--methods", default="auto,dpm,lsh_splits_gaussian,dplloyd_improved,lsh_splits,private_mean"
+    )
     args = ap.parse_args(argv)
     methods = ["kmeans"] + [m for m in args.methods.split(",") if m]
-    print("| recipe | k | method | median cost | ratio to k-means | peer's code | to peer | s/fit |")
+    print(
+        "| recipe | k | method | median cost | ratio to k-means | peer's code | to peer | s/fit |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for recipe in args.recipes.split(","):
         make, ks, delta_of = RECIPES[recipe]
@@ -110,8 +117,11 @@ def main(argv=None) -> int:
                 base = median if method == "kmeans" else base
                 peer = PEER.get((recipe, k))
                 to_peer = f"{median / peer:.2f}" if peer else "–"
-                print(f"| {recipe} | {k} | {method} | {median:.4g} | {median / base:.2f} | "
-                      f"{peer if peer else '–'} | {to_peer} | {seconds:.1f} |", flush=True)
+                print(
+                    f"| {recipe} | {k} | {method} | {median:.4g} | {median / base:.2f} | "
+                    f"{peer if peer else '–'} | {to_peer} | {seconds:.1f} |",
+                    flush=True,
+                )
     return 0
 
 

@@ -12,12 +12,12 @@ import pytest
 from click.testing import CliRunner
 
 from dpcluster import DPKMeans, harness, spec
-from dpcluster.estimator import DELTA_ONLY
 from dpcluster.algorithms.dplloyd import DPResult
 from dpcluster.algorithms.reference import private_mean
 from dpcluster.audit import run as audit_run
 from dpcluster.audit.catalogue import not_private
 from dpcluster.cli import main
+from dpcluster.estimator import DELTA_ONLY
 from dpcluster.experiments import ALGORITHMS
 from dpcluster.experiments.protocol import Param, central_fit, central_method
 

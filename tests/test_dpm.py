@@ -68,8 +68,9 @@ def test_every_release_is_announced_with_a_query_that_reproduces_it():
 def test_dpkmeans_runs_dpm_in_pure_epsilon_and_with_delta():
     X, _ = _blobs(d=5)
     for delta in (0.0, 1e-6):
-        est = DPKMeans(4, epsilon=1, delta=delta, bounds=(-1, 1), method="dpm",
-                       random_state=0).fit(X)
+        est = DPKMeans(4, epsilon=1, delta=delta, bounds=(-1, 1), method="dpm", random_state=0).fit(
+            X
+        )
         assert est.ledger_.total_epsilon <= 1 and est.ledger_.total_delta <= delta
 
 

@@ -101,6 +101,7 @@ def test_the_tree_ends_where_identical_records_stop_splitting():
 def test_grow_tree_makes_a_branching_node_without_kept_children_a_leaf():
     class Exact:
         """A stand-in mechanism that adds no noise."""
+
         epsilon, delta, sensitivity, scale = 1.0, 0.0, 1.0, 1.0
 
         def add(self, answer, noise):
@@ -131,8 +132,9 @@ def test_every_release_is_announced_and_the_records_are_projected_onto_the_ball(
 
 def test_dpkmeans_runs_it_with_a_ball_and_refuses_it_without_delta():
     X = np.random.default_rng(5).normal(0, 0.3, (2000, 4))
-    est = DPKMeans(3, epsilon=1, delta=1e-6, radius=1.0, method="lsh_splits_gaussian",
-                   random_state=0).fit(X)
+    est = DPKMeans(
+        3, epsilon=1, delta=1e-6, radius=1.0, method="lsh_splits_gaussian", random_state=0
+    ).fit(X)
     assert est.ledger_.total_epsilon <= 1 and est.ledger_.total_delta <= 1e-6
     with pytest.raises(ValueError, match="give delta > 0"):
         DPKMeans(3, epsilon=1, radius=1.0, method="lsh_splits_gaussian", random_state=0).fit(X)

@@ -177,8 +177,15 @@ def test_auto_takes_each_branch_of_its_rule(N, k, d, eps, expected):
 def test_the_default_finds_four_clear_blobs_in_every_seed():
     """Four blobs, 20,000 × 3, ε = 1 (issue 49): a data-independent DPLloyd start put two
     centres in one blob in 4 to 10 of 10 seeds; the grid's 30 starts find all four."""
-    X, _, C = make_blobs(20000, 3, centers=4, cluster_std=10, center_box=(-400, 400),
-                         random_state=1, return_centers=True)
+    X, _, C = make_blobs(
+        20000,
+        3,
+        centers=4,
+        cluster_std=10,
+        center_box=(-400, 400),
+        random_state=1,
+        return_centers=True,
+    )
     bounds = (X.min(axis=0) - 50, X.max(axis=0) + 50)
     missed = 0
     for seed in range(10):

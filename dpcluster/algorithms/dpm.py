@@ -43,8 +43,8 @@ w_c(t/q)/ñ_s + w_e/ñ_s with ñ_s = max(ñ + log(2δ_c)/ε_l, 1) ≤ n, as publ
 bound on the count, so it only adds noise); the nodes of a level are disjoint, one
 release per level. Their artefact scores with n = ñ even when 0 < ñ < 1, where its
 sensitivity no longer covers the score; here n = max(ñ, 1). (d) Leaves are disjoint: the
-sums have L2 sensitivity √(Σ r_j²) (L1 Σ r_j), one discrete Gaussian (Laplace) release. Every level is booked
-whether or not the tree reaches it.
+sums have L2 sensitivity √(Σ r_j²) (L1 Σ r_j), one discrete Gaussian (Laplace)
+release. Every level is booked whether or not the tree reaches it.
 """
 
 from __future__ import annotations
@@ -69,6 +69,8 @@ def default_levels(k: int) -> int:
     """L = ⌈log2 k⌉ + 1: the published 7 at k = 64, and at other k the depth whose leaf
     limit Ñ/2^L is about half an average cluster (docs/decisions.md)."""
     return max(1, math.ceil(math.log2(max(k, 1)))) + 1
+
+
 #: shares of ε: bandwidth, counts, splits (the rest, with δ, goes to the leaves' sums)
 SHARES = (0.04, 0.18, 0.18)
 #: score weights and centreness shape (their w_c, w_e, t, q)
@@ -111,8 +113,12 @@ def interval_size(X, r, noisy_n, epsilon, rng, sim_rng, ledger) -> float:
 
     mech = ledger.record(ExponentialMechanism(epsilon, sensitivity), "gap quantile")
     pick = mech.select(rng, loss(gaps))
-    release(mech, "gap quantile", pick,
-            lambda data: loss(np.sort(np.diff(np.sort(data, axis=0), axis=0).ravel())))
+    release(
+        mech,
+        "gap quantile",
+        pick,
+        lambda data: loss(np.sort(np.diff(np.sort(data, axis=0), axis=0).ravel())),
+    )
     n = int(min(max(noisy_n, 2.0), 2e6))
     normal = np.diff(np.sort(sim_rng.standard_normal((n, 4)), axis=0), axis=0)
     unit_gap = float(np.quantile(normal, GAP_QUANTILE))
@@ -155,8 +161,12 @@ def dpm(
     level_mechs = [LaplaceMechanism(e, 1.0) for e in counts]
     ledger.record(level_mechs[0], "node counts", round=0)
     noisy_n = float(level_mechs[0].add(N, level_mechs[0].noise(count_rng, 1))[0])
-    release(level_mechs[0], "node counts", np.array([noisy_n]),
-            lambda data: np.array([float(len(data))]))
+    release(
+        level_mechs[0],
+        "node counts",
+        np.array([noisy_n]),
+        lambda data: np.array([float(len(data))]),
+    )
     h = interval_size(X, r_vec, noisy_n, eps_bw, bw_rng, sim_rng, ledger)
     lo = -r_vec
     n_intervals = np.maximum(1, np.floor(2.0 * r_vec / h)).astype(int)
@@ -183,25 +193,32 @@ def dpm(
                     return np.zeros(int(n_intervals.sum()))
                 return -_scores(data[_members(data, path)], centres_of, h, n)
 
-            pick = mech.select(split_rng, loss(X[idx]) if n_noisy <= 0 else
-                               -_scores(X[idx], centres_of, h, n))
+            pick = mech.select(
+                split_rng, loss(X[idx]) if n_noisy <= 0 else -_scores(X[idx], centres_of, h, n)
+            )
             release(mech, "split choice", pick, loss)
             chosen.append((idx, path, n_noisy, _split_at(pick, n_intervals, centres_of)))
             mechs.append(mech)
-        ledger.record(max(mechs, key=lambda m: m.sensitivity), "split choices (one per node)",
-                      round=level)
+        ledger.record(
+            max(mechs, key=lambda m: m.sensitivity), "split choices (one per node)", round=level
+        )
         children = []
         for idx, path, _, (axis, cut) in chosen:
             below = X[idx, axis] <= cut
-            children += [(idx[~below], path + ((axis, cut, False),)),
-                         (idx[below], path + ((axis, cut, True),))]
+            children += [
+                (idx[~below], path + ((axis, cut, False),)),
+                (idx[below], path + ((axis, cut, True),)),
+            ]
         mech_count = ledger.record(level_mechs[level + 1], "node counts", round=level + 1)
         exact = np.array([float(len(i)) for i, _ in children])
         noisy = mech_count.add(exact, mech_count.noise(count_rng, len(exact)))
         paths = [p for _, p in children]
-        release(mech_count, "node counts", noisy,
-                lambda data, paths=paths: np.array([float(_members(data, p).sum())
-                                                     for p in paths]))
+        release(
+            mech_count,
+            "node counts",
+            noisy,
+            lambda data, paths=paths: np.array([float(_members(data, p).sum()) for p in paths]),
+        )
         frontier = []
         for i, (idx, path, n_noisy, _) in enumerate(chosen):
             n0, n1 = float(noisy[2 * i]), float(noisy[2 * i + 1])
@@ -213,10 +230,16 @@ def dpm(
     reached = {e.round for e in ledger.entries if e.purpose == "split choices (one per node)"}
     for level in range(levels):
         if level not in reached:
-            ledger.record(ExponentialMechanism(splits[level], 1.0),
-                          "split choices (level not reached: booked all the same)", level)
-            ledger.record(level_mechs[level + 1],
-                          "node counts (level not reached: booked all the same)", level + 1)
+            ledger.record(
+                ExponentialMechanism(splits[level], 1.0),
+                "split choices (level not reached: booked all the same)",
+                level,
+            )
+            ledger.record(
+                level_mechs[level + 1],
+                "node counts (level not reached: booked all the same)",
+                level + 1,
+            )
 
     pure = tuple(before) + tuple(e.epsilon for e in ledger.entries)
     norm = float(np.sqrt(np.sum(r_vec**2)))
@@ -225,19 +248,25 @@ def dpm(
     if delta:
         sums = GaussianMechanism(largest_rho(pure, epsilon, delta), norm, d, delta)
     else:  # pure ε: Laplace on the sums, L1 sensitivity Σ r_j (min(√d·R, Σ r_j) in a ball)
-        l1 = float(np.sum(r_vec)) if ball is None else min(float(np.sum(r_vec)),
-                                                           math.sqrt(d) * float(ball))
+        l1 = (
+            float(np.sum(r_vec))
+            if ball is None
+            else min(float(np.sum(r_vec)), math.sqrt(d) * float(ball))
+        )
         sums = LaplaceMechanism(remaining(epsilon, list(pure)), l1, coordinates=d)
     ledger.record(sums, "leaf coordinate sums")
     exact_sums = np.array([X[idx].sum(axis=0) for idx, _, _ in leaves])
     noisy_sums = sums.add(exact_sums, sums.noise(sum_rng, exact_sums.shape))
-    release(sums, "leaf coordinate sums", noisy_sums,
-            lambda data: np.array([data[_members(data, p)].sum(axis=0) for _, p, _ in leaves]))
+    release(
+        sums,
+        "leaf coordinate sums",
+        noisy_sums,
+        lambda data: np.array([data[_members(data, p)].sum(axis=0) for _, p, _ in leaves]),
+    )
     weights = np.array([max(c, 1.0) for _, _, c in leaves])
     points = np.clip(noisy_sums / weights[:, None], -r_vec, r_vec)
     C = weighted_kmeans(points, weights, k, km_rng, n_init=n_init)
-    info = {"leaves": len(leaves), "interval": h, "noisy_count": noisy_n,
-            "leaf_centres": points}
+    info = {"leaves": len(leaves), "interval": h, "noisy_count": noisy_n, "leaf_centres": points}
     return DPResult(C, ledger, 0, info)
 
 
@@ -247,8 +276,9 @@ def _scores(Xn: np.ndarray, centres_of: list[np.ndarray], h: float, n: float) ->
     out = []
     for j, centres in enumerate(centres_of):
         col = np.sort(Xn[:, j])
-        inside = (np.searchsorted(col, centres + h / 2, side="left")
-                  - np.searchsorted(col, centres - h / 2, side="left"))
+        inside = np.searchsorted(col, centres + h / 2, side="left") - np.searchsorted(
+            col, centres - h / 2, side="left"
+        )
         empty = np.clip(1.0 - inside / n, 0.0, 1.0)
         p = np.searchsorted(col, centres, side="left").astype(np.float64)
         out.append(W_CENTRE * centreness(n, p) + W_EMPTY * empty)

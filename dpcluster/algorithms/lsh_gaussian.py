@@ -52,9 +52,14 @@ MAX_DEPTH = 20
 COUNT_MULTIPLIER = 20.0
 
 
-def calibrate(epsilon: float, delta: float, depth: int = MAX_DEPTH,
-              multiplier: float = COUNT_MULTIPLIER, before: tuple = (),
-              levels: int | None = None) -> float:
+def calibrate(
+    epsilon: float,
+    delta: float,
+    depth: int = MAX_DEPTH,
+    multiplier: float = COUNT_MULTIPLIER,
+    before: tuple = (),
+    levels: int | None = None,
+) -> float:
     """The smallest α (bisection to 1e-9 relative, rounded up) whose releases, ``levels``
     (default ``depth`` + 1) levels of counts at ε = 1/(multiplier·α) and sums of zCDP
     1/(2α²), composed with the pure releases ``before`` (ε's already booked in the same
@@ -62,8 +67,11 @@ def calibrate(epsilon: float, delta: float, depth: int = MAX_DEPTH,
     levels = depth + 1 if levels is None else levels
 
     def spent(alpha: float) -> float:
-        return composed_epsilon(tuple(before) + (1.0 / (multiplier * alpha),) * levels,
-                                1.0 / (2.0 * alpha * alpha), delta)
+        return composed_epsilon(
+            tuple(before) + (1.0 / (multiplier * alpha),) * levels,
+            1.0 / (2.0 * alpha * alpha),
+            delta,
+        )
 
     lo, hi = 1e-6, 1.0
     while spent(hi) > epsilon:
@@ -93,8 +101,9 @@ def project_to_ball(X: np.ndarray, radius: float) -> np.ndarray:
     return X * scale[:, None]
 
 
-def grow_tree(bits, level: LaplaceMechanism, t_node, t_branch, root: float, rng, ledger,
-              directions):
+def grow_tree(
+    bits, level: LaplaceMechanism, t_node, t_branch, root: float, rng, ledger, directions
+):
     """The tree's leaves as (depth, prefix, noisy count), from the records' hash ``bits``
     (N, D) and the root's released count. Books one count release per level 1..D."""
     N, D = bits.shape
@@ -108,9 +117,14 @@ def grow_tree(bits, level: LaplaceMechanism, t_node, t_branch, root: float, rng,
         node = 2 * node + bits[:, j]
         ledger.record(level, "tree node counts", round=j + 1)
         noisy = level.add(_counts(node, children), level.noise(rng, len(children)))
-        release(level, "tree node counts", noisy,
-                lambda data, j=j, children=children: _counts(
-                    _prefix_codes(data, directions, j + 1), children))
+        release(
+            level,
+            "tree node counts",
+            noisy,
+            lambda data, j=j, children=children: _counts(
+                _prefix_codes(data, directions, j + 1), children
+            ),
+        )
         kept = {int(p): float(c) for p, c in zip(children, noisy, strict=True) if c >= t_node}
         if not kept:
             break
@@ -161,8 +175,9 @@ def lsh_splits_gaussian(
     split into the public directions, the count noise, the sum noise and the k-means
     starts. Info: {depth, leaves, t_node, t_branch, alpha, sigma}."""
     if not 0.0 < delta < 1.0:
-        raise ValueError(f"lsh_splits_gaussian spends (epsilon, delta): delta must lie in "
-                         f"(0, 1), got {delta}")
+        raise ValueError(
+            f"lsh_splits_gaussian spends (epsilon, delta): delta must lie in (0, 1), got {delta}"
+        )
     if not (radius > 0 and math.isfinite(radius)):
         raise ValueError(f"radius must be positive and finite, got {radius}")
     X = project_to_ball(np.asarray(X, dtype=np.float64), radius)
@@ -183,20 +198,35 @@ def lsh_splits_gaussian(
     t_node, t_branch = tree_thresholds(root, k, d, sums.sigma, radius)
     leaves = grow_tree(bits, level, t_node, t_branch, root, count_rng, ledger, directions)
     for j in range(len(ledger.entries), levels):  # levels the tree did not reach
-        ledger.record(level, "tree node counts (level not reached: booked all the same)",
-                      j + depth + 1 - levels)
+        ledger.record(
+            level,
+            "tree node counts (level not reached: booked all the same)",
+            j + depth + 1 - levels,
+        )
     if len(leaves) == 1 and leaves[0][0] == 0:  # the root alone: its count at least 1
         leaves = [(0, 0, max(root, 1.0))]
     ledger.record(sums, "leaf coordinate sums")
     exact = _leaf_sums(X, bits, leaves)
     noisy = sums.add(exact, sums.noise(sum_rng, exact.shape))
-    release(sums, "leaf coordinate sums", noisy,
-            lambda data: _leaf_sums(project_to_ball(data, radius),
-                                    _hash_bits(project_to_ball(data, radius), directions),
-                                    leaves))
+    release(
+        sums,
+        "leaf coordinate sums",
+        noisy,
+        lambda data: _leaf_sums(
+            project_to_ball(data, radius),
+            _hash_bits(project_to_ball(data, radius), directions),
+            leaves,
+        ),
+    )
     weights = np.array([c for _, _, c in leaves], dtype=np.float64)
     points = project_to_ball(noisy / weights[:, None], radius)
     C = weighted_kmeans(points, weights, k, km_rng, n_init=n_init)
-    info = {"depth": depth, "leaves": len(leaves), "t_node": t_node, "t_branch": t_branch,
-            "alpha": alpha, "sigma": sums.sigma}
+    info = {
+        "depth": depth,
+        "leaves": len(leaves),
+        "t_node": t_node,
+        "t_branch": t_branch,
+        "alpha": alpha,
+        "sigma": sums.sigma,
+    }
     return DPResult(C, ledger, 0, info)

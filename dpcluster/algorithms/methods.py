@@ -224,8 +224,17 @@ def fit_lsh_splits(Z, k, epsilon, rng, r=1.0, **params):
 
 
 def fit_lsh_splits_gaussian(
-    Z, k, epsilon, rng, r=1.0, delta=0.0, ball=None, depth=GAUSSIAN_DEPTH, n_init=10,
-    before=(), n=None,
+    Z,
+    k,
+    epsilon,
+    rng,
+    r=1.0,
+    delta=0.0,
+    ball=None,
+    depth=GAUSSIAN_DEPTH,
+    n_init=10,
+    before=(),
+    n=None,
 ):
     """LSH-splits as Google publishes it (:mod:`.lsh_gaussian`): (ε, δ) with Gaussian leaf
     sums, on the public ball ``ball`` (without one, the ball about the box's centre that
@@ -236,19 +245,45 @@ def fit_lsh_splits_gaussian(
             "lsh_splits_gaussian spends (epsilon, delta) with Gaussian noise: give delta > 0"
         )
     d = np.shape(Z)[1]
-    domain = float(ball) if ball is not None else float(np.sqrt(np.sum(np.square(
-        np.broadcast_to(np.asarray(r, dtype=np.float64), (d,))))))
-    return lsh_splits_gaussian(Z, k, epsilon, delta, rng, radius=domain, depth=depth,
-                               n_init=n_init, before=tuple(before), root=n)
+    domain = (
+        float(ball)
+        if ball is not None
+        else float(
+            np.sqrt(np.sum(np.square(np.broadcast_to(np.asarray(r, dtype=np.float64), (d,)))))
+        )
+    )
+    return lsh_splits_gaussian(
+        Z,
+        k,
+        epsilon,
+        delta,
+        rng,
+        radius=domain,
+        depth=depth,
+        n_init=n_init,
+        before=tuple(before),
+        root=n,
+    )
 
 
-def fit_dpm(Z, k, epsilon, rng, r=1.0, delta=0.0, ball=None, levels=DPM_LEVELS, n_init=10,
-            before=()):
+def fit_dpm(
+    Z, k, epsilon, rng, r=1.0, delta=0.0, ball=None, levels=DPM_LEVELS, n_init=10, before=()
+):
     """DPM (:mod:`.dpm`) in the box, reduced to k centres by weighted k-means on its
     leaves; Gaussian leaf sums with δ > 0, Laplace with δ = 0. ``ball``: the records also
     lie in that ball about the origin, which bounds the sums' sensitivity."""
-    return dpm(Z, k, epsilon, delta, rng, r=r, levels=levels, n_init=n_init, ball=ball,
-               before=tuple(before))
+    return dpm(
+        Z,
+        k,
+        epsilon,
+        delta,
+        rng,
+        r=r,
+        levels=levels,
+        n_init=n_init,
+        ball=ball,
+        before=tuple(before),
+    )
 
 
 def fit_private_mean(Z, k, epsilon, rng, r=1.0, n=None):
@@ -295,13 +330,20 @@ def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0, delta=0.0, ball=None
     r = radius(r, d)
     share = GAUSSIAN_COUNT_SHARE if delta else COUNT_SHARE
     p, ledger = _planned(
-        "auto", X, k, epsilon, rng, r, {"delta": delta, "ball": ball is not None},
+        "auto",
+        X,
+        k,
+        epsilon,
+        rng,
+        r,
+        {"delta": delta, "ball": ball is not None},
         count_share=share,
     )
     before = tuple(e.epsilon for e in ledger.entries)
     if p.method == "lsh_splits_gaussian":  # calibrated to all of (ε, δ), Ñ its root count
-        res = fit_lsh_splits_gaussian(X, k, epsilon, rng, r, delta=delta, ball=ball,
-                                      before=before, n=p.count)
+        res = fit_lsh_splits_gaussian(
+            X, k, epsilon, rng, r, delta=delta, ball=ball, before=before, n=p.count
+        )
     elif p.method == "dpm":  # its sums take what Ñ and its own releases leave of (ε, δ)
         res = fit_dpm(X, k, epsilon, rng, r, delta=delta, ball=ball, before=before)
     else:

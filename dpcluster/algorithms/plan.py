@@ -81,8 +81,9 @@ def decide(method: str, count: float, k: int, d: int, epsilon: float, r, params:
     reason = ""
     params = dict(params)
     if method == "auto":
-        method, reason = choose(count, k, d, epsilon, r, delta=params.pop("delta", 0.0),
-                                ball=params.pop("ball", False))
+        method, reason = choose(
+            count, k, d, epsilon, r, delta=params.pop("delta", 0.0), ball=params.pop("ball", False)
+        )
         if method == "dplloyd_improved":
             params["clip"] = clip_share(count, d, epsilon)
     return Plan(method, epsilon, count, params, reason)

@@ -17,6 +17,7 @@ bound) unless the target is black-box only.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -27,8 +28,6 @@ from ..algorithms.dplloyd import dplloyd_batch, improved_iterations
 from ..algorithms.eugkm import eugkm
 from ..algorithms.gkm import gkm, gkm_aggregate
 from ..algorithms.hybrid import hybrid
-from ..algorithms.dpm import dpm
-from ..algorithms.lsh_gaussian import lsh_splits_gaussian
 from ..algorithms.lsh_splits import lsh_splits
 from ..algorithms.methods import auto, fit_dplloyd_improved, fit_hybrid
 from ..algorithms.pgkm import genetic_kmeans
@@ -37,6 +36,7 @@ from ..algorithms.reference import private_mean
 from ..privacy import Ledger
 from ..privacy.budget import split
 from .switches import pair_at, rules, switch_points
+from .tree_targets import GAUSSIAN_DELTA, dpm_one, lsh_gaussian_one
 
 #: what a target's run returns: outputs as features (n, p) and the ledger of one trial
 RunResult = tuple[np.ndarray, Ledger]
@@ -143,10 +143,6 @@ def _dplloyd(improved: bool, iterations: int = 5):
     return run
 
 
-#: the δ of the Gaussian DPLloyd target, as Google's LSH-splits benchmark uses
-GAUSSIAN_DELTA = 1e-6
-
-
 def _dplloyd_gaussian(X, epsilon, rng, n, trial=None, delta=GAUSSIAN_DELTA):
     """A1 with Gaussian noise spending (ε, δ) in zCDP (δ = 1e-6 unless ``dpcluster audit
     --delta`` says otherwise), batched over the trials."""
@@ -214,20 +210,7 @@ def _lsh_one(X, epsilon, rng):
 
 
 def _lsh_gaussian(X, epsilon, rng, n, trial=None, delta=GAUSSIAN_DELTA):
-    """LSH-splits with Gaussian sums on the ball that holds the pair's box (δ = 1e-6 unless
-    ``dpcluster audit --delta`` says otherwise), one fit per trial."""
-    radius = float(np.sqrt(X.shape[1]))
-
-    def one(X, epsilon, g):
-        res = lsh_splits_gaussian(X, K_CENTRAL, epsilon, delta, g, radius=radius, n_init=1)
-        return res.centroids, res.ledger
-
-    return _per_trial(one)(X, epsilon, rng, n, trial)
-
-
-def _dpm_one(X, epsilon, rng):
-    res = dpm(X, K_CENTRAL, epsilon, 0.0, rng, n_init=1)
-    return res.centroids, res.ledger
+    return _per_trial(lsh_gaussian_one(K_CENTRAL, delta))(X, epsilon, rng, n, trial)
 
 
 def _clipped_one(X, epsilon, rng):
@@ -426,7 +409,7 @@ def central_targets() -> list[Target]:
             kind="central",
             params={**central, "n_init": 1},
             trials=1_000,
-            run=_per_trial(_dpm_one),
+            run=_per_trial(functools.partial(dpm_one, K_CENTRAL)),
             pair=central_pair,
             per_trial=True,
             note="pure ε: the gap quantile, 8 count levels, 7 split levels, Laplace sums",

@@ -42,8 +42,14 @@ _LSH_GAUSSIAN_PARAMS = {
 }
 
 _DPM_PARAMS = {
-    "levels": Param(DPM_LEVELS, int, "split levels L (0: ceil(log2 k) + 1, the published 7 at k = 64)", minimum=0,
-                    maximum=20, maximum_reason="2^L leaves at most"),
+    "levels": Param(
+        DPM_LEVELS,
+        int,
+        "split levels L (0: ceil(log2 k) + 1, the published 7 at k = 64)",
+        minimum=0,
+        maximum=20,
+        maximum_reason="2^L leaves at most",
+    ),
     "n_init": Param(10, int, "k-means++ restarts on the leaves (post-processing)", minimum=1),
 }
 

@@ -163,8 +163,7 @@ def _per_init_set(shape: CellShape) -> int:
 #: the generator, the box's radii (on which every sensitivity rests), tracing, and what the
 #: estimator and the plan pass (a released count n, δ, a ball domain, ε's booked before)
 OWN_ARGUMENTS = frozenset(
-    {"X", "Z", "k", "epsilon", "init", "inits", "rng", "r", "trace", "n", "delta", "ball",
-     "before"}
+    {"X", "Z", "k", "epsilon", "init", "inits", "rng", "r", "trace", "n", "delta", "ball", "before"}
 )
 
 

@@ -1,0 +1,31 @@
+"""One trial of the partition-tree methods' audit targets (LSH-splits with Gaussian sums,
+DPM), for :mod:`.targets`' per-trial runs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..algorithms.dpm import dpm
+from ..algorithms.lsh_gaussian import lsh_splits_gaussian
+
+#: the δ of the Gaussian targets (as Google's LSH-splits benchmark uses) unless
+#: ``dpcluster audit --delta`` says otherwise
+GAUSSIAN_DELTA = 1e-6
+
+
+def lsh_gaussian_one(k: int, delta: float):
+    """A trial ``one(X, ε, rng) -> (centroids, ledger)`` of LSH-splits with Gaussian sums
+    on the ball that holds the pair's box."""
+
+    def one(X, epsilon, rng):
+        radius = float(np.sqrt(X.shape[1]))
+        res = lsh_splits_gaussian(X, k, epsilon, delta, rng, radius=radius, n_init=1)
+        return res.centroids, res.ledger
+
+    return one
+
+
+def dpm_one(k: int, X, epsilon, rng):
+    """One trial of DPM in pure ε: (centroids, ledger)."""
+    res = dpm(X, k, epsilon, 0.0, rng, n_init=1)
+    return res.centroids, res.ledger
