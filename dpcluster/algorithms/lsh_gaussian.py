@@ -44,7 +44,7 @@ from ..privacy import LaplaceMechanism, Ledger, release
 from ..privacy.gaussian import GaussianMechanism
 from ..privacy.rdp import composed_epsilon
 from .dplloyd import DPResult
-from .lsh_splits import _counts, _hash_bits, weighted_kmeans
+from .lsh_splits import _counts, _hash_bits, _leaf_sums, _prefix, weighted_kmeans
 
 #: the published tree depth (their ``max_depth``, "chosen experimentally")
 MAX_DEPTH = 20
@@ -122,7 +122,7 @@ def grow_tree(
             "tree node counts",
             noisy,
             lambda data, j=j, children=children: _counts(
-                _prefix_codes(data, directions, j + 1), children
+                _prefix(data, directions, j + 1), children
             ),
         )
         kept = {int(p): float(c) for p, c in zip(children, noisy, strict=True) if c >= t_node}
@@ -135,23 +135,6 @@ def grow_tree(
         parents = {p >> 1 for p in below}
         leaves += [(depth, p, c) for p, c in sorted(nodes.items()) if p not in parents]
     return leaves
-
-
-def _prefix_codes(X, directions, length):
-    bits = _hash_bits(X, directions[:length]).astype(np.int64)
-    return bits @ (1 << np.arange(length - 1, -1, -1, dtype=np.int64))
-
-
-def _leaf_sums(X: np.ndarray, bits: np.ndarray, leaves) -> np.ndarray:
-    """(L, d) each leaf's coordinate sums; leaves as (depth, prefix, _)."""
-    out = np.zeros((len(leaves), X.shape[1]))
-    codes: dict[int, np.ndarray] = {}
-    for i, (depth, prefix, _) in enumerate(leaves):
-        if depth not in codes:
-            weights = 1 << np.arange(depth - 1, -1, -1, dtype=np.int64)
-            codes[depth] = bits[:, :depth].astype(np.int64) @ weights
-        out[i] = X[codes[depth] == prefix].sum(axis=0)
-    return out
 
 
 def lsh_splits_gaussian(
