@@ -193,9 +193,9 @@ def dpm(
                     return np.zeros(int(n_intervals.sum()))
                 return -_scores(data[_members(data, path)], centres_of, h, n)
 
-            pick = mech.select(
-                split_rng, loss(X[idx]) if n_noisy <= 0 else -_scores(X[idx], centres_of, h, n)
-            )
+            no_score = np.zeros(int(n_intervals.sum()))  # ñ <= 0: a uniform choice
+            scores = _scores(X[idx], centres_of, h, n) if n_noisy > 0 else no_score
+            pick = mech.select(split_rng, -scores)
             release(mech, "split choice", pick, loss)
             chosen.append((idx, path, n_noisy, _split_at(pick, n_intervals, centres_of)))
             mechs.append(mech)

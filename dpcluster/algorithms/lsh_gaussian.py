@@ -44,7 +44,7 @@ from ..privacy import LaplaceMechanism, Ledger, release
 from ..privacy.gaussian import GaussianMechanism
 from ..privacy.rdp import composed_epsilon
 from .dplloyd import DPResult
-from .lsh_splits import _counts, _hash_bits, _leaf_sums, _prefix, weighted_kmeans
+from .lsh_splits import _hash_bits, _leaf_sums, count_children, weighted_kmeans
 
 #: the published tree depth (their ``max_depth``, "chosen experimentally")
 MAX_DEPTH = 20
@@ -113,17 +113,8 @@ def grow_tree(
         branching = sorted(p for p, c in levels[-1].items() if c >= t_branch)
         if not branching:
             break
-        children = np.array([2 * p + b for p in branching for b in (0, 1)], dtype=np.int64)
-        node = 2 * node + bits[:, j]
-        ledger.record(level, "tree node counts", round=j + 1)
-        noisy = level.add(_counts(node, children), level.noise(rng, len(children)))
-        release(
-            level,
-            "tree node counts",
-            noisy,
-            lambda data, j=j, children=children: _counts(
-                _prefix(data, directions, j + 1), children
-            ),
+        node, children, noisy = count_children(
+            level, node, bits, j, branching, rng, ledger, directions
         )
         kept = {int(p): float(c) for p, c in zip(children, noisy, strict=True) if c >= t_node}
         if not kept:

@@ -161,18 +161,8 @@ def lsh_splits(
         if not branching:
             frontier = {}
             break
-        children = np.array([2 * p + b for p in branching for b in (0, 1)], dtype=np.int64)
-        node = 2 * node + bits[:, j]
-        exact = _counts(node, children)
-        ledger.record(level, "tree node counts", round=j + 1)
-        noisy = level.add(exact, level.noise(count_rng, len(children)))
-        release(
-            level,
-            "tree node counts",
-            noisy,
-            lambda data, j=j, children=children: _counts(
-                _prefix(data, directions, j + 1), children
-            ),
+        node, children, noisy = count_children(
+            level, node, bits, j, branching, count_rng, ledger, directions
         )
         frontier = {int(p): float(c) for p, c in zip(children, noisy, strict=True) if c >= t_node}
     leaves += [(D, p, c) for p, c in frontier.items()]
@@ -197,6 +187,25 @@ def lsh_splits(
     C = weighted_kmeans(points, weights, k, km_rng, n_init=n_init)
     info = {"depth": D, "leaves": len(leaves), "t_node": t_node, "t_branch": t_branch}
     return DPResult(C, ledger, 0, info)
+
+
+def count_children(level, node, bits, j, branching, rng, ledger, directions):
+    """One tree level: both children of every ``branching`` node at depth j, counted with
+    ``level``'s noise (booked, drawn from ``rng``, announced). ``node`` (N,) holds each
+    record's depth-j prefix; returns (the records' depth-(j + 1) prefixes, the children's
+    ids, their noisy counts)."""
+    children = np.array([2 * p + b for p in branching for b in (0, 1)], dtype=np.int64)
+    node = 2 * node + bits[:, j]
+    exact = _counts(node, children)
+    ledger.record(level, "tree node counts", round=j + 1)
+    noisy = level.add(exact, level.noise(rng, len(children)))
+    release(
+        level,
+        "tree node counts",
+        noisy,
+        lambda data: _counts(_prefix(data, directions, j + 1), children),
+    )
+    return node, children, noisy
 
 
 def _prefix(X: np.ndarray, directions: np.ndarray, length: int) -> np.ndarray:
