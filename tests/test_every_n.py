@@ -167,7 +167,7 @@ def _paths(N: int, k: int, d: int, eps: float, n: int, side: int) -> list[str]:
     "rule,k,d,eps",
     [
         ("auto's method", 2, 2, 1.0),
-        ("auto's method", 8, 10, 1.0),
+        ("improved DPLloyd's passes t", 8, 10, 1.0),
         ("auto's method", 4, 3, 0.5),
         ("the clip share", 3, 5, 0.5),
         ("EUGkM's grid m", 3, 2, 2.0),

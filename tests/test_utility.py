@@ -164,8 +164,9 @@ def test_auto_chooses_from_public_quantities_only():
         (3000, 20, 2, 1.0, "hybrid"),  # low d, a grid of 17 cells per axis
         (10**5, 100, 2, 2.0, "hybrid"),
         (2048, 2, 32, 1.0, "dplloyd_improved"),  # high d, 1,024 records per cluster
-        (208, 2, 60, 0.1, "private_mean"),  # 104 records per cluster in 60-D at ε = 0.1
-        (600, 15, 2, 0.01, "private_mean"),  # a one-cell grid, 40 records per cluster
+        # below a DPLloyd centre's noise floor its spread centres still beat the mean
+        (208, 2, 60, 0.1, "dplloyd_improved"),  # 104 records per cluster in 60-D at ε = 0.1
+        (600, 15, 2, 0.01, "dplloyd_improved"),  # a one-cell grid, 40 records per cluster
         (10**9, 10, 3, 2.0, "dplloyd_improved"),  # the grid would exceed eugkm.MAX_CELLS
     ],
 )
