@@ -50,7 +50,14 @@ class _CentralMethod(StrOptions):
 
 SCALINGS = ("common", "per_feature")
 #: the methods that take ``delta`` (Gaussian noise) and a ball domain
-GAUSSIAN_METHODS = ("dplloyd", "dplloyd_improved", "lsh_splits_gaussian", "dpm", "auto")
+GAUSSIAN_METHODS = (
+    "dplloyd",
+    "dplloyd_improved",
+    "dplloyd_capped",
+    "lsh_splits_gaussian",
+    "dpm",
+    "auto",
+)
 #: the methods that spend (ε, δ) only: they need ``delta`` > 0
 DELTA_ONLY = ("lsh_splits_gaussian",)
 

@@ -42,6 +42,7 @@ TINY = {
     "lsh_splits": (TINY_A, {}, 2),
     "lsh_splits_gaussian": (TINY_A, {"n_init": 1}, 2),
     "dpm": (TINY_A, {"n_init": 1}, 2),
+    "dplloyd_capped": (TINY_A, {}, 2),
     "private_mean": (TINY_A, {}, 2),
     "auto": (TINY_A, {}, 2),
     "bv_profile": (

@@ -27,7 +27,7 @@ the utility benchmark showed it needs:
    docs/methods.md M4). Even where an average cluster is below the noise floor of a
    DPLloyd centre (:func:`noise_margin` < 1) its k spread centres cost less than k copies
    of the private mean on every real set measured at ε = 0.05 to 2, so ``auto`` never
-   takes the mean (``scripts/calibrate_mean_rule.py``, docs/utility.md).
+   takes the mean (``scripts/calibrate_auto.py --rule mean``, docs/utility.md).
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from ..data import sphere_packing
 from ..privacy import Ledger
 from ..privacy.budget import split
 from . import checks
+from .capped import ALPHA, capped_dplloyd, iterations_for
 from .clipping import clipped_extent, private_radius, worth_clipping
 from .dplloyd import (
     RHO,
@@ -186,6 +187,42 @@ def fit_dplloyd_improved(
         **params,
     )
     return _joined(ledger, res, **info, **({"noisy_count": count} if count else {}))
+
+
+def fit_dplloyd_capped(
+    Z,
+    k,
+    epsilon,
+    rng,
+    r=1.0,
+    iterations=0,
+    alpha=ALPHA,
+    min_count=0.0,
+    delta=0.0,
+    n=None,
+    ball=None,
+):
+    """Capped DPLloyd (FastLloyd's radius-constrained step, :mod:`.capped`) from a
+    sphere-packing start. ``iterations`` 0: the artefact's T rule on the plan's noisy Ñ.
+    ``delta`` > 0: Gaussian noise spending what Ñ leaves of (ε, δ) in zCDP."""
+    p, ledger = _planned("dplloyd_capped", Z, k, epsilon, rng, r, {"iterations": iterations}, n)
+    d = np.shape(Z)[1]
+    if iterations == 0:
+        iterations = iterations_for(p.count, k, d, p.epsilon, delta, alpha)
+    start = packed_start(k, _box(r, d), rng)
+    res = capped_dplloyd(
+        Z,
+        k,
+        p.epsilon,
+        start,
+        rng,
+        iterations,
+        r=r,
+        alpha=alpha,
+        min_count=min_count,
+        **gaussian_budget(p.epsilon, delta),
+    )
+    return _joined(ledger, res, **({"noisy_count": p.count} if p.count else {}))
 
 
 def fit_eugkm(Z, k, epsilon, rng, r=1.0, init_sets=30, n=None, **params):

@@ -72,6 +72,8 @@ def needs_count(method: str, params: dict) -> bool:
         return True
     if method == "dplloyd_improved":
         return int(params.get("iterations", 0)) <= 0 or float(params.get("clip", 0.0)) > 0
+    if method == "dplloyd_capped":
+        return int(params.get("iterations", 0)) <= 0
     return False
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -33,50 +32,16 @@ from ..algorithms.methods import auto, fit_dplloyd_improved, fit_hybrid
 from ..algorithms.pgkm import genetic_kmeans
 from ..algorithms.plan import COUNT_SHARE
 from ..algorithms.reference import private_mean
-from ..privacy import Ledger
 from ..privacy.budget import split
 from .switches import pair_at, rules, switch_points
-from .tree_targets import GAUSSIAN_DELTA, dpm_one, lsh_gaussian_one
-
-#: what a target's run returns: outputs as features (n, p) and the ledger of one trial
-RunResult = tuple[np.ndarray, Ledger]
-
-
-@dataclass(frozen=True, kw_only=True)
-class Target:
-    """One audited mechanism.
-
-    name      audit row name (a registry entry, or the mechanism Paper B's entries share)
-    covers    registry entries whose privacy this target checks
-    kind      "central" or "local"
-    params    the audited configuration, as shown in audit.csv
-    trials    default trials per side
-    run       ``run(data, epsilon, rng, n) -> (features (n, p), ledger of one trial)``;
-              a local target's ``data`` holds every trial's input, trial after trial
-    pair      ``pair() -> (D, D')``: the two neighbouring inputs; ``pair(ε)`` when
-              ``at_epsilon`` (a pair placed at a rule's switch, which moves with ε)
-    whitebox  False when a run's releases are not functions of ``data`` (GkM's shuffle):
-              then only the black-box bound applies
-    per_trial True when ``run`` loops over trials itself and sets the observer's trial index
-    note      what a reader should know about this target's bound
-    """
-
-    name: str
-    covers: tuple[str, ...]
-    kind: str
-    params: dict
-    trials: int
-    run: Callable[..., RunResult]
-    pair: Callable[[], tuple[np.ndarray, np.ndarray]]
-    whitebox: bool = True
-    per_trial: bool = False
-    note: str = ""
-    private: bool = True
-    extra: dict = field(default_factory=dict)
-    at_epsilon: bool = False
-    #: the run takes ``delta=``: a Gaussian target, run at ``dpcluster audit --delta``
-    takes_delta: bool = False
-
+from .target import Target
+from .tree_targets import (
+    CAPPED_ITERATIONS,
+    GAUSSIAN_DELTA,
+    capped_one,
+    dpm_one,
+    lsh_gaussian_one,
+)
 
 # --- central pairs -------------------------------------------------------------------------
 
@@ -211,6 +176,10 @@ def _lsh_one(X, epsilon, rng):
 
 def _lsh_gaussian(X, epsilon, rng, n, trial=None, delta=GAUSSIAN_DELTA):
     return _per_trial(lsh_gaussian_one(K_CENTRAL, delta))(X, epsilon, rng, n, trial)
+
+
+def _capped_gaussian(X, epsilon, rng, n, trial=None, delta=GAUSSIAN_DELTA):
+    return _per_trial(capped_one(K_CENTRAL, delta))(X, epsilon, rng, n, trial)
 
 
 def _clipped_one(X, epsilon, rng):
@@ -413,6 +382,29 @@ def central_targets() -> list[Target]:
             pair=central_pair,
             per_trial=True,
             note="pure ε: the gap quantile, 8 count levels, 7 split levels, Laplace sums",
+        ),
+        Target(
+            name="dplloyd_capped",
+            covers=("dplloyd_capped",),
+            kind="central",
+            params={**central, "iterations": CAPPED_ITERATIONS},
+            trials=2_000,
+            run=_per_trial(capped_one(K_CENTRAL)),
+            pair=central_pair,
+            per_trial=True,
+            note="Laplace counts and shifted sums, each record's shift capped",
+        ),
+        Target(
+            name="dplloyd_capped (gaussian)",
+            covers=("dplloyd_capped",),
+            kind="central",
+            params={**central, "iterations": CAPPED_ITERATIONS, "delta": GAUSSIAN_DELTA},
+            trials=2_000,
+            run=_capped_gaussian,
+            pair=central_pair,
+            per_trial=True,
+            takes_delta=True,
+            note="Gaussian counts and shifted sums in zCDP; bounds at δ",
         ),
         Target(
             name="dplloyd_improved (clip)",

@@ -6,6 +6,7 @@ dpcluster/algorithms/lsh_splits.py, reference.py and auto.py)."""
 from __future__ import annotations
 
 from ..algorithms import methods
+from ..algorithms.capped import ALPHA as CAPPED_ALPHA
 from ..algorithms.dpm import LEVELS as DPM_LEVELS
 from ..algorithms.lsh_gaussian import MAX_DEPTH as GAUSSIAN_DEPTH
 from ..algorithms.lsh_splits import COUNT_SHARE, MAX_DEPTH, lsh_splits
@@ -53,6 +54,16 @@ _DPM_PARAMS = {
     "n_init": Param(10, int, "k-means++ restarts on the leaves (post-processing)", minimum=1),
 }
 
+_CAPPED_PARAMS = {
+    "iterations": Param(0, int, "T (0: the artefact's rule on the noisy count, 2 to 7)", minimum=0),
+    "alpha": Param(
+        CAPPED_ALPHA,
+        float,
+        "cap after the first step: the box's diagonal times alpha/(2 k^(1/d))",
+        check=lambda v: None if v > 0 and v < 1e6 else "must be positive",
+    ),
+}
+
 MODERN: dict[str, AlgorithmInfo] = {
     "lsh_splits": central_method(
         "lsh_splits",
@@ -76,6 +87,13 @@ MODERN: dict[str, AlgorithmInfo] = {
         central_fit(methods.fit_dpm, _DPM_PARAMS),
         columns=("leaves",),
         title="DPM",
+    ),
+    "dplloyd_capped": central_method(
+        "dplloyd_capped",
+        "capped DPLloyd: FastLloyd's radius-constrained step (Diaa et al., USENIX Security "
+        "2025); Laplace, or Gaussian with delta, docs/methods.md",
+        central_fit(methods.fit_dplloyd_capped, _CAPPED_PARAMS),
+        title="capped DPLloyd",
     ),
     "private_mean": central_method(
         "private_mean",
