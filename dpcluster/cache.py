@@ -49,17 +49,59 @@ def use_for_numba() -> None:
 COMPILED = ("kernels", "ldp")
 
 
+#: this package's folder
+PACKAGE = Path(__file__).resolve().parent
+
+
 @functools.cache
 def _install_key() -> str:
-    """This install's compiled sources: their folder and content. numba keeps one cache
-    per source folder and recompiles a file it sees edited, so marks are kept per (folder,
-    content)."""
-    package = Path(__file__).resolve().parent
-    digest = hashlib.sha256(str(package).encode())
+    """The content of the compiled sources (never their folder): two checkouts of one
+    commit share numba's cache (:func:`share_numba_cache`) and these marks."""
+    package = PACKAGE
+    digest = hashlib.sha256()
     for path in sorted(p for sub in COMPILED for p in (package / sub).rglob("*.py")):
         digest.update(path.relative_to(package).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def share_numba_cache() -> None:
+    """Make numba cache the functions of :data:`COMPILED` under ``$NUMBA_CACHE_DIR`` in a
+    folder named by their sources' content (:func:`_install_key`) instead of their path,
+    so a second checkout of the same commit on this machine compiles nothing. numba's
+    index still checks each file's content hash and the CPU it compiled for. The key covers
+    every compiled source, so a changed helper also gives a fresh folder (numba alone
+    re-checks only the file of the function it loads). Called by :mod:`dpcluster.kernels`
+    and :mod:`dpcluster.ldp` before their first ``@njit``; without ``NUMBA_CACHE_DIR``, or
+    with a numba whose cache internals differ, numba's own locators apply."""
+    try:
+        from numba.core import caching
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return
+    base = getattr(caching, "UserProvidedCacheLocator", None)
+    impl = getattr(caching, "_CacheImpl", None)
+    if base is None or impl is None or not isinstance(impl._locator_classes, list):
+        return
+    if any(getattr(c, "dpcluster", False) for c in impl._locator_classes):
+        return
+
+    class ContentKeyedLocator(base):
+        dpcluster = True
+
+        @classmethod
+        def get_suitable_cache_subpath(cls, py_file):
+            relative = Path(py_file).resolve().parent.relative_to(PACKAGE)
+            return f"dpcluster_{'_'.join(relative.parts)}_{_install_key()}"
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            try:
+                Path(py_file).resolve().parent.relative_to(PACKAGE)
+            except (ValueError, OSError):
+                return None
+            return super().from_function(py_func, py_file)
+
+    impl._locator_classes.insert(0, ContentKeyedLocator)
 
 
 def _marks() -> Path:

@@ -3,7 +3,11 @@
 compile-where-it-pays policy (:mod:`.dispatch`); this face re-exports the NumPy-facing
 wrappers of :mod:`.api`."""
 
-from .api import (
+from ..cache import share_numba_cache
+
+share_numba_cache()  # before the first @njit: one compiled cache per commit and machine
+
+from .api import (  # noqa: E402 - after share_numba_cache()
     GRID_DISTANCES,
     cluster_stats,
     cluster_stats_single,
@@ -16,7 +20,7 @@ from .api import (
     sse,
     sse_expanded,
 )
-from .grid import GRID_LANES, cell_centres
+from .grid import GRID_LANES, cell_centres  # noqa: E402
 
 __all__ = [
     "cluster_stats_single",

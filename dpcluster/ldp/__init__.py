@@ -6,3 +6,7 @@ kcluster   clustering on a distance matrix (B5)
 parties    custodians and receivers that exchange only encodings (B7)
 baselines  ADP and RSP (B8)
 """
+
+from ..cache import share_numba_cache
+
+share_numba_cache()  # before the first @njit: one compiled cache per commit and machine
