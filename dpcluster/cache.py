@@ -46,7 +46,7 @@ def use_for_numba() -> None:
 
 
 #: the packages whose sources numba compiles
-COMPILED = ("kernels", "ldp")
+COMPILED = ("kernels", "ldp", "privacy")
 
 
 #: this package's folder
@@ -71,15 +71,16 @@ def share_numba_cache() -> None:
     so a second checkout of the same commit on this machine compiles nothing. numba's
     index still checks each file's content hash and the CPU it compiled for. The key covers
     every compiled source, so a changed helper also gives a fresh folder (numba alone
-    re-checks only the file of the function it loads). Called by :mod:`dpcluster.kernels`
-    and :mod:`dpcluster.ldp` before their first ``@njit``; without ``NUMBA_CACHE_DIR``, or
-    with a numba whose cache internals differ, numba's own locators apply."""
+    re-checks only the file of the function it loads). Called by :mod:`dpcluster.kernels`,
+    :mod:`dpcluster.ldp` and :mod:`dpcluster.privacy.sampling` before their first
+    ``@njit``; without ``NUMBA_CACHE_DIR``, or with a numba whose cache internals differ,
+    numba's own locators apply."""
     try:
         from numba.core import caching
     except ImportError:  # pragma: no cover - numba is a dependency
         return
     base = getattr(caching, "UserProvidedCacheLocator", None)
-    impl = getattr(caching, "_CacheImpl", None)
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
     if base is None or impl is None or not isinstance(impl._locator_classes, list):
         return
     if any(getattr(c, "dpcluster", False) for c in impl._locator_classes):

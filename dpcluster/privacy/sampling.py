@@ -22,6 +22,10 @@ import math
 import numpy as np
 from numba import njit
 
+from ..cache import share_numba_cache
+
+share_numba_cache()  # before the first @njit: one compiled cache per commit and machine
+
 #: the largest integer scale numerator t the int64 arithmetic below admits: t·K and t·V
 #: stay below 2^63 while K, V < 2^16, which fails with probability below 1/(2^16)!
 MAX_NUMERATOR = 2**46
