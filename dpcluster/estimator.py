@@ -37,6 +37,16 @@ def central_methods() -> dict:
 METHODS = tuple(central_methods())
 
 
+#: above this share of records outside the public bounds, a fit warns that they were
+#: clipped (the count is the data holder's, like ``labels_``; it is not released)
+CLIPPED_WARN_SHARE = 0.02
+
+
+class DegenerateFitWarning(UserWarning):
+    """A fit whose output cannot reflect the data well: records clipped by bounds that
+    miss them, or a grid whose centres depend on a count only."""
+
+
 class _CentralMethod(StrOptions):
     """scikit-learn's string-options constraint over the live :func:`central_methods`."""
 
@@ -158,6 +168,9 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     inertia_ : sum of squared distances to the assigned centres, in the data's units.
         **Not private**, as ``labels_``.
     nicv_ : the paper's NICV of the fit on the scaled training data. **Not private**.
+    n_clipped_ : records outside the public bounds (or ball), clipped (projected) into
+        them; above 2 % of them a :class:`DegenerateFitWarning` says so. **Not private**, as
+        ``labels_``: it is for the data holder and is not part of the release.
     n_iter_, method_, reason_ : iterations the method ran, what ``auto`` chose and why:
         functions of the fit's noisy releases (the plan's noisy count Ñ, docs/privacy.md),
         so post-processing.
@@ -221,6 +234,7 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             self._outside = int(outside.sum())
             return np.ascontiguousarray(Z)
         lo, hi = self.bounds_
+        self._outside = int(np.count_nonzero(np.any((X < lo) | (X > hi), axis=1)))
         Z = (np.clip(X, lo, hi) - self._centre) / self._half
         return np.ascontiguousarray(np.clip(Z, -self._radius, self._radius))
 
@@ -303,6 +317,15 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
                 f"{self.radius:g} and were projected onto it",
                 stacklevel=2,
             )
+        elif self._outside > CLIPPED_WARN_SHARE * len(X):
+            warnings.warn(
+                DegenerateFitWarning(
+                    f"{self._outside} of {len(X)} records ({self._outside / len(X):.0%}) lie "
+                    "outside the public bounds and were clipped into them: the centres fit "
+                    "the clipped records; check the bounds"
+                ),
+                stacklevel=2,
+            )
         fit = central_methods()[self.method].fit.function
         res = fit(
             Z,
@@ -327,6 +350,16 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
                 "the data's min and max, read exactly to scale it (bounds=None)",
             )
         self.ledger_ = res.ledger
+        self.n_clipped_ = self._outside
+        if res.info.get("m") == 1 and (self.method == "eugkm" or res.info.get("fell_back")):
+            warnings.warn(
+                DegenerateFitWarning(
+                    "EUGkM's grid has one cell per axis at this (N, d, ε): every centre is "
+                    "a function of one noisy count, not of where the records lie; try "
+                    "method='dplloyd_improved' or 'auto'"
+                ),
+                stacklevel=2,
+            )
         self.method_ = str(res.info.get("chosen", self.method))
         self.reason_ = str(res.info.get("reason", ""))
         self.n_iter_ = int(res.iterations)
