@@ -234,7 +234,6 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             self._outside = int(outside.sum())
             return np.ascontiguousarray(Z)
         lo, hi = self.bounds_
-        self._outside = int(np.count_nonzero(np.any((X < lo) | (X > hi), axis=1)))
         Z = (np.clip(X, lo, hi) - self._centre) / self._half
         return np.ascontiguousarray(np.clip(Z, -self._radius, self._radius))
 
@@ -310,6 +309,9 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             _, lo, hi = data.normalise(X, self.bounds)
             self.bounds_ = (lo, hi)
             self._set_scaling(lo, hi)
+        if self.radius is None:  # the data holder's count of records the box clips
+            lo, hi = self.bounds_
+            self._outside = int(np.count_nonzero(np.any((X < lo) | (X > hi), axis=1)))
         Z = self._scale(X)
         if self.radius is not None and self._outside:
             warnings.warn(

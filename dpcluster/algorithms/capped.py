@@ -38,7 +38,7 @@ from ..privacy import LaplaceMechanism, Ledger, release
 from ..privacy.budget import within
 from ..privacy.gaussian import GaussianMechanism, analytic_gaussian_sigma
 from . import checks
-from .dplloyd import RHO, DPResult, gaussian_split, improved_split
+from .dplloyd import DPResult, gaussian_split, improved_iterations, improved_split
 
 #: the artefact's cap parameter α (its default)
 ALPHA = 2.0
@@ -58,14 +58,13 @@ def caps(iterations: int, k: int, d: int, r, alpha: float = ALPHA) -> list[float
 def iterations_for(
     count: float, k: int, d: int, epsilon: float, delta: float, alpha: float = ALPHA
 ) -> int:
-    """The artefact's T for ``count`` records (a noisy Ñ), clamped to [2, 7]."""
-    if delta > 0:
-        sigma = analytic_gaussian_sigma(epsilon, delta)
-        eta = 2.0 * math.sqrt(d) * alpha / (2.0 * k ** (1.0 / d))
-        t = 0.016 * count**2 / (k**3 * eta**2 * (1 + math.sqrt(4 * d)) ** 2 * sigma**2)
-    else:
-        eps_m = math.sqrt(500 * k**3 / count**2 * (d + (4 * d * RHO**2) ** (1 / 3)) ** 3)
-        t = epsilon / eps_m
+    """The artefact's T for ``count`` records (a noisy Ñ), clamped to [2, 7]; in pure ε it
+    is A2's rule (:func:`~.dplloyd.improved_iterations`)."""
+    if not delta > 0:
+        return improved_iterations(epsilon, count, k, d, t_min=MIN_ITERATIONS, t_max=MAX_ITERATIONS)
+    sigma = analytic_gaussian_sigma(epsilon, delta)
+    eta = 2.0 * math.sqrt(d) * alpha / (2.0 * k ** (1.0 / d))
+    t = 0.016 * count**2 / (k**3 * eta**2 * (1 + math.sqrt(4 * d)) ** 2 * sigma**2)
     return int(max(min(t, MAX_ITERATIONS), MIN_ITERATIONS))
 
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms.capped import capped_dplloyd
 from ..algorithms.dpm import dpm
 from ..algorithms.lsh_gaussian import lsh_splits_gaussian
-from ..algorithms.methods import gaussian_budget, packed_start
+from ..algorithms.methods import fit_dplloyd_capped
 
 #: the δ of the Gaussian targets (as Google's LSH-splits benchmark uses) unless
 #: ``dpcluster audit --delta`` says otherwise
@@ -38,14 +37,11 @@ CAPPED_ITERATIONS = 3
 
 
 def capped_one(k: int, delta: float = 0.0):
-    """A trial of capped DPLloyd for :data:`CAPPED_ITERATIONS` rounds from a sphere-packing
-    start: Laplace noise, or Gaussian with ``delta`` > 0."""
+    """A trial of the registry's capped DPLloyd for :data:`CAPPED_ITERATIONS` rounds (so
+    no count is planned): Laplace noise, or Gaussian with ``delta`` > 0."""
 
     def one(X, epsilon, rng):
-        d = X.shape[1]
-        start = packed_start(k, (-np.ones(d), np.ones(d)), rng)
-        budget = gaussian_budget(epsilon, delta)
-        res = capped_dplloyd(X, k, epsilon, start, rng, CAPPED_ITERATIONS, **budget)
+        res = fit_dplloyd_capped(X, k, epsilon, rng, iterations=CAPPED_ITERATIONS, delta=delta)
         return res.centroids, res.ledger
 
     return one
