@@ -10,6 +10,7 @@ import numpy as np
 from .assign import accumulate_batched, assign_labels, sse_batched, sse_expanded_batched
 from .grid import GRID_LANES, grid_accumulate, grid_counts
 from .points import accumulate_points
+from .pruned import grid_accumulate_pruned, pruned_pays
 
 
 def _runs_last(C: np.ndarray) -> np.ndarray:
@@ -161,6 +162,20 @@ def _grid_pass(weights, m, C, r, with_sse, distances):
     w = np.ascontiguousarray(weights, np.float64)
     if w.shape != (int(m) ** d,):
         raise ValueError(f"weights has shape {w.shape}, expected ({int(m) ** d},) for m={m}, d={d}")
+    if pruned_pays(int(m), d, k):
+        counts, sums, out = np.empty((k, R)), np.empty((k, d, R)), np.empty(R)
+        grid_accumulate_pruned(
+            w,
+            int(m),
+            float(r),
+            _runs_last(np.asarray(C, np.float64)),
+            counts,
+            sums,
+            out,
+            with_sse,
+            float32=distances == "float32",
+        )
+        return counts.T.copy(), np.transpose(sums, (2, 0, 1)).copy(), out
     L = GRID_LANES
     Rp = -(-R // L) * L  # pad with copies of the last set, then trim
     Cp = np.concatenate([C, np.repeat(C[-1:], Rp - R, axis=0)]) if Rp > R else C

@@ -78,3 +78,13 @@ COMPILE_AFTER_S = 8.0
 #: the grid kernel unrolls its centroid loop inside the lane loop up to this k; beyond it
 #: the centroid loop goes outside the lane loop (the same labels; ``scripts/bench_grid.py``)
 GRID_UNROLL_MAX_K = 24
+
+#: the pruned grid search (pruned.py) compares a box's surviving centroids cell by cell
+#: once the box has at most this many cells
+GRID_PRUNED_LEAF = 32
+
+#: the pruned grid search is used up to this many dimensions ...
+GRID_PRUNED_MAX_D = 3
+
+#: ... and from this many centroids on (below, the lane-vectorised search is faster)
+GRID_PRUNED_MIN_K = 16
