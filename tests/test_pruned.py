@@ -92,8 +92,8 @@ def test_grid_stats_takes_the_pruned_path_with_the_same_numbers(rng, monkeypatch
     what the brute force gives for it."""
     import dpcluster.kernels.api as api
 
-    m, C = 40, rng.uniform(-1, 1, (30, 40, 2))
-    assert pruned_pays(m, 2, 40)
+    m, C = 320, rng.uniform(-1, 1, (30, 40, 2))
+    assert pruned_pays(m, 2, 40) and not pruned_pays(m, 3, 40)
     w = rng.laplace(size=m * m)
     pruned = kernels.grid_stats(w, m, C, distances="float32")
     monkeypatch.setattr(api, "pruned_pays", lambda m, d, k: False)

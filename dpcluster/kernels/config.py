@@ -83,8 +83,11 @@ GRID_UNROLL_MAX_K = 24
 #: once the box has at most this many cells
 GRID_PRUNED_LEAF = 32
 
-#: the pruned grid search is used up to this many dimensions ...
-GRID_PRUNED_MAX_D = 3
+#: the pruned grid search pays in one dimension from this many centroids on ...
+GRID_PRUNED_1D_MIN_K = 8
 
-#: ... and from this many centroids on (below, the lane-vectorised search is faster)
-GRID_PRUNED_MIN_K = 16
+#: ... and in two dimensions for these (least k, least cells per centroid m²/k): its cost
+#: per (cell, run) has a floor (a label and a chained addition) that the lane-vectorised
+#: search beats at small k, and boxes shrink around each centroid only where a centroid's
+#: region spans many cells. Above two dimensions it was slower at every measured shape.
+GRID_PRUNED_2D = ((64, 64), (24, 2500))

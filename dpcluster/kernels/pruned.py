@@ -31,7 +31,7 @@ import functools
 import numpy as np
 from numba import njit
 
-from .config import GRID_PRUNED_LEAF, GRID_PRUNED_MAX_D, GRID_PRUNED_MIN_K
+from .config import GRID_PRUNED_1D_MIN_K, GRID_PRUNED_2D, GRID_PRUNED_LEAF
 
 
 @njit(cache=True)
@@ -47,14 +47,15 @@ def _bounds_margin(d, F):
 
 
 @njit(cache=True)
-def _label_run(T, ax, c, m, d, k, leaf, row_bias, gamma, eta, lab, best, F, scratch):
+def _label_run(T, ax, c, m, d, k, leaf, row_bias, gamma, eta, lab, best, with_best, F, scratch):
     """Nearest-centroid label and its distance (as the brute force computes it) of every
     cell, for one run.
 
     IN  T    (d, m, k) F  per-axis squares T[i, a, j] = F((ax[a] − c[j, i])²)
     IN  ax   (m,) cell-centre coordinates;  c (k, d) float64 centroids
     IN  leaf int, boxes of at most this many cells compare their candidates cell by cell
-    OUT lab  (m^d,) int64 label per cell, C order;  best (m^d,) F its distance
+    OUT lab  (m^d,) int32 label per cell, C order;  best (m^d,) F its distance (written
+             where a box keeps one candidate only when ``with_best``)
     """
     lo, hi, lev, cand, ncand, cc, dmax, smid, gaps, Tl = scratch
     for j in range(k):
@@ -90,49 +91,42 @@ def _label_run(T, ax, c, m, d, k, leaf, row_bias, gamma, eta, lab, best, F, scra
         # candidates' coordinates are stored per stack row, axis-major, so the loops over
         # candidates vectorise.
         pn = ncand[parent]
-        pc = cc[parent]
-        s_mid = smid[:pn]
-        s_max = dmax[:pn]
-        s_mid[:] = 0.0
-        s_max[:] = 0.0
+        for t in range(pn):
+            smid[t] = 0.0
+            dmax[t] = 0.0
+            gaps[t] = 0.0
         for i in range(d):
             x0 = ax[box_lo[i]]
             x1 = ax[box_hi[i] - 1]
             xm = 0.5 * (x0 + x1)
-            ci = pc[i, :pn]
             for t in range(pn):
-                e = xm - ci[t]
-                s_mid[t] += e * e
-                e0 = x0 - ci[t]
-                e1 = x1 - ci[t]
-                q0 = e0 * e0
-                q1 = e1 * e1
-                s_max[t] += q0 if q0 > q1 else q1
+                ci = cc[parent, i, t]
+                e = xm - ci
+                smid[t] += e * e
+                e0 = x0 - ci
+                e1 = x1 - ci
+                dmax[t] += max(e0 * e0, e1 * e1)
         ref = 0
         for t in range(1, pn):
-            if s_mid[t] < s_mid[ref]:
+            if smid[t] < smid[ref]:
                 ref = t
-        g = gaps[:pn]
-        g[:] = 0.0
         for i in range(d):
             x0 = ax[box_lo[i]]
             x1 = ax[box_hi[i] - 1]
-            ci = pc[i, :pn]
-            cs = ci[ref]
+            cs = cc[parent, i, ref]
             for t in range(pn):
-                v = x1 if ci[t] > cs else x0
-                e = v - ci[t]
-                es = v - cs
-                g[t] += e * e - es * es
-        slack = 2.0 * eta + gamma * s_max[ref]
+                # (v − c_i)² − (v − c*_i)² = (c*_i − c_i)(2v − c_i − c*_i), least at the
+                # vertex v toward c: the smaller of the two ends, without a branch
+                s = cs - cc[parent, i, t]
+                u = cs + cc[parent, i, t]
+                gaps[t] += min(s * (2.0 * x0 - u), s * (2.0 * x1 - u))
+        slack = 2.0 * eta + gamma * dmax[ref]
         n = 0
-        rc = cc[row]
-        for t in range(pn):
-            if t == ref or g[t] <= slack + gamma * s_max[t]:
-                cand[row, n] = cand[parent, t]
-                for i in range(d):
-                    rc[i, n] = pc[i, t]
-                n += 1
+        for t in range(pn):  # branch-free compaction: write always, advance on a keep
+            cand[row, n] = cand[parent, t]
+            for i in range(d):
+                cc[row, i, n] = cc[parent, i, t]
+            n += (t == ref) | (gaps[t] <= slack + gamma * dmax[t])
         ncand[row] = n
         cells = 1
         widest = last
@@ -170,22 +164,28 @@ def _label_run(T, ax, c, m, d, k, leaf, row_bias, gamma, eta, lab, best, F, scra
                 base += digit[i] * strides[i]
             lrow = lab[base + lo_l : base + hi_l]  # views indexed from 0: no negative
             brow = best[base + lo_l : base + hi_l]  # index fix-ups, so the loops vectorise
-            for t in range(n):
-                j = cand[row, t]
-                p = F(0.0)
-                for i in range(last):
-                    p = p + T[i, digit[i], j]
-                tj = Tl[j, lo_l:hi_l]
-                if t == 0:
-                    for a in range(nl):
-                        brow[a] = p + tj[a]
-                        lrow[a] = j
-                else:
-                    for a in range(nl):
-                        v = p + tj[a]
-                        better = v < brow[a]
-                        brow[a] = v if better else brow[a]
-                        lrow[a] = j if better else lrow[a]
+            if n == 1 and not with_best:  # assigned whole: labels only
+                j1 = np.int32(cand[row, 0])
+                for a in range(nl):
+                    lrow[a] = j1
+            else:
+                for t in range(n):
+                    j = cand[row, t]
+                    p = F(0.0)
+                    for i in range(last):
+                        p = p + T[i, digit[i], j]
+                    tj = Tl[j, lo_l:hi_l]
+                    jj = np.int32(j)
+                    if t == 0:
+                        for a in range(nl):
+                            brow[a] = p + tj[a]
+                            lrow[a] = jj
+                    else:
+                        for a in range(nl):
+                            v = p + tj[a]
+                            better = v < brow[a]
+                            brow[a] = v if better else brow[a]
+                            lrow[a] = jj if better else lrow[a]
             i = last - 1
             while i >= 0:
                 digit[i] += 1
@@ -323,7 +323,7 @@ def _grid_accumulate_pruned(w, m, r, Ct, counts, sums, sse, with_sse, runs, leaf
         ax[a] = -r + (a + 0.5) * width
     gamma, eta = _bounds_margin(d, F)
     n_cells = m**d
-    lab = np.empty(n_cells, np.int64)
+    lab = np.empty(n_cells, np.int32)
     best = np.empty(n_cells, F)
     T = np.empty((d, m, k), F)
     c = np.empty((k, d))
@@ -347,7 +347,7 @@ def _grid_accumulate_pruned(w, m, r, Ct, counts, sums, sse, with_sse, runs, leaf
                 for j in range(k):
                     diff = ax[a] - Ct[j, i, b]
                     T[i, a, j] = F(diff * diff)
-        _label_run(T, ax, c, m, d, k, leaf, 2, gamma, eta, lab, best, F, scratch)
+        _label_run(T, ax, c, m, d, k, leaf, 2, gamma, eta, lab, best, with_sse, F, scratch)
         _accumulate_run(w, ax, lab, best, m, d, k, with_sse, counts, sums, sse, b, work)
 
 
@@ -377,6 +377,11 @@ def grid_accumulate_pruned(
 
 def pruned_pays(m: int, d: int, k: int) -> bool:
     """Whether the pruned search is the faster one for this grid and k (both give the same
-    bits): few dimensions, so boxes of cells shrink fast around each centroid, and many
-    centroids, so most are dropped (``scripts/bench_grid.py``)."""
-    return d <= GRID_PRUNED_MAX_D and k >= GRID_PRUNED_MIN_K and m >= 2
+    bits): one dimension from a handful of centroids, two where there are many centroids,
+    each with many cells (``GRID_PRUNED_1D_MIN_K``, ``GRID_PRUNED_2D``; measured in
+    docs/performance.md, "Grid Lloyd's pruned search")."""
+    if d == 1:
+        return k >= GRID_PRUNED_1D_MIN_K
+    if d == 2:
+        return any(k >= least_k and m * m >= per * k for least_k, per in GRID_PRUNED_2D)
+    return False
