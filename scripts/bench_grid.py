@@ -1,10 +1,11 @@
 #!/usr/bin/env python
-"""Benchmark: grid Lloyd's kernel against its previous centroid loop, in the same process.
+"""Benchmark: grid Lloyd as dispatched (the pruned search where it pays) against the
+brute-force search alone, in the same process.
 
-The reference is the grid kernel with the centroid loop unrolled inside the lane loop at
-every k (what ran before ``GRID_UNROLL_MAX_K``); the current kernel moves it outside past
-that k. Both give the same bits (``tests/test_kernels.py``), so only the time differs.
-Each row is the best of ``--repeats`` timings; the ratio is reference / current.
+The reference sends every shape to the lane-vectorised brute force (``pruned_pays`` always
+false); the current run lets ``dpcluster.kernels.pruned.pruned_pays`` choose. Both give
+the same bits (``tests/test_pruned.py``), so only the time differs. Each row is the best
+of ``--repeats`` timings; the ratio is reference / current.
 
     python scripts/bench_grid.py [--repeats 3]
 """
@@ -22,21 +23,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dpcluster import DPKMeans  # noqa: E402
 from dpcluster.algorithms.methods import fit_eugkm  # noqa: E402
-from dpcluster.kernels import grid, grid_moments  # noqa: E402
+from dpcluster.kernels import api, grid_moments  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_sampler import best  # noqa: E402  (best of n timings, as every bench here)
 
 
 @contextlib.contextmanager
-def unrolled_everywhere():
-    """The kernel as it was: the centroid loop inside the lane loop at every k."""
-    current = grid._specialise
-    grid._specialise = lambda K, float32: current(K, float32, False)
+def brute_force_everywhere():
+    """Every grid pass through the brute-force search (the kernel before pruning)."""
+    current = api.pruned_pays
+    api.pruned_pays = lambda m, d, k: False
     try:
         yield
     finally:
-        grid._specialise = current
+        api.pruned_pays = current
 
 
 def blobs(n: int, d: int, k: int, seed: int = 0) -> np.ndarray:
@@ -45,7 +46,13 @@ def blobs(n: int, d: int, k: int, seed: int = 0) -> np.ndarray:
     return np.clip(centres[rng.integers(0, k, n)] + rng.normal(0, 0.02, (n, d)), -1, 1)
 
 
-def workloads():
+def birch1(battery: Path | None) -> np.ndarray | None:
+    """The real 2-D set of issue 52 (100,000 records, k = 100), if the battery is given."""
+    path = None if battery is None else battery / "sipu" / "birch1.data.gz"
+    return None if path is None or not path.exists() else np.loadtxt(path)
+
+
+def workloads(battery: Path | None = None):
     rng = np.random.default_rng(0)
     m9 = 5  # Figure 2, theta = 2, d = 9: 5^9 = 1.95 million cells, 30 init sets
     w9 = rng.laplace(size=m9**9)
@@ -54,12 +61,24 @@ def workloads():
         "Figure-2 EUGkM pass (5^9 cells, k=8, 30 sets)",
         lambda: grid_moments(w9, m9, C9, distances="float32"),
     )
-    for k, m in [(32, 200), (100, 200)]:
+    w1 = rng.laplace(size=464)
+    C1 = rng.uniform(-1, 1, (30, 32, 1))
+    yield (
+        "1-D grid pass (464 cells, k=32, 30 sets)",
+        lambda: grid_moments(w1, 464, C1, distances="float32"),
+    )
+    for k, m in [(32, 200), (100, 200), (100, 1000)]:
         w = rng.laplace(size=m * m)
         C = rng.uniform(-1, 1, (30, k, 2))
         yield (
             f"grid pass ({m}^2 cells, k={k}, 30 sets)",
             lambda w=w, m=m, C=C: grid_moments(w, m, C, distances="float32"),
+        )
+    real = birch1(battery)
+    for eps in (1.0, 2.0) if real is not None else ():
+        yield (
+            f"DPKMeans fit, birch1 (10^5 x 2), k=100, eps={eps:g}",
+            lambda eps=eps: DPKMeans(100, epsilon=eps, random_state=0).fit(real),
         )
     X = blobs(100_000, 2, 100)
     box = (np.full(2, -1.0), np.full(2, 1.0))
@@ -80,12 +99,15 @@ def workloads():
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument(
+        "--battery", type=Path, help="clustering-data-v1 folder: adds birch1 (sipu/birch1)"
+    )
     args = ap.parse_args(argv)
-    print(f"| workload | unrolled s | current s | ratio (best of {args.repeats}) |")
+    print(f"| workload | brute force s | current s | ratio (best of {args.repeats}) |")
     print("|---|---|---|---|")
-    for name, fn in workloads():
+    for name, fn in workloads(args.battery):
         fn()  # compile both before timing
-        with unrolled_everywhere():
+        with brute_force_everywhere():
             fn()
             ref = best(fn, args.repeats)
         now = best(fn, args.repeats)

@@ -81,7 +81,11 @@ GRID_UNROLL_MAX_K = 24
 
 #: the pruned grid search (pruned.py) compares a box's surviving centroids cell by cell
 #: once the box has at most this many cells
-GRID_PRUNED_LEAF = 32
+GRID_PRUNED_LEAF = 128
+
+#: a box is split across its rows (the last axis) only when that axis is this many times
+#: wider than every other: long rows are the leaf loop's vectors
+GRID_PRUNED_ROW_BIAS = 4
 
 #: the pruned grid search pays in one dimension from this many centroids on ...
 GRID_PRUNED_1D_MIN_K = 8

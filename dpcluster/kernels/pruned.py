@@ -31,7 +31,12 @@ import functools
 import numpy as np
 from numba import njit
 
-from .config import GRID_PRUNED_1D_MIN_K, GRID_PRUNED_2D, GRID_PRUNED_LEAF
+from .config import (
+    GRID_PRUNED_1D_MIN_K,
+    GRID_PRUNED_2D,
+    GRID_PRUNED_LEAF,
+    GRID_PRUNED_ROW_BIAS,
+)
 
 
 @njit(cache=True)
@@ -131,10 +136,12 @@ def _label_run(T, ax, c, m, d, k, leaf, row_bias, gamma, eta, lab, best, with_be
         cells = 1
         widest = last
         wmax = (box_hi[last] - box_lo[last]) // row_bias  # rows long: the leaf loop's vector
+        if box_hi[last] - box_lo[last] < 2:
+            wmax = 0  # a row of one cell cannot be split: some other axis must be
         for i in range(d):
             w = box_hi[i] - box_lo[i]
             cells *= w
-            if i < last and w > wmax:
+            if i < last and w >= 2 and w > wmax:
                 widest = i
                 wmax = w
         if n > 1 and cells > leaf:
@@ -347,7 +354,23 @@ def _grid_accumulate_pruned(w, m, r, Ct, counts, sums, sse, with_sse, runs, leaf
                 for j in range(k):
                     diff = ax[a] - Ct[j, i, b]
                     T[i, a, j] = F(diff * diff)
-        _label_run(T, ax, c, m, d, k, leaf, 2, gamma, eta, lab, best, with_sse, F, scratch)
+        _label_run(
+            T,
+            ax,
+            c,
+            m,
+            d,
+            k,
+            leaf,
+            GRID_PRUNED_ROW_BIAS,
+            gamma,
+            eta,
+            lab,
+            best,
+            with_sse,
+            F,
+            scratch,
+        )
         _accumulate_run(w, ax, lab, best, m, d, k, with_sse, counts, sums, sse, b, work)
 
 
