@@ -104,9 +104,12 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, runs, L, K, F, OU
                         diff = ax[a] - Ct[j, i, c * L + b]
                         Tb[c, i, a, j * L + b] = F(diff * diff)
     row_cells = m ** (d - 1)
-    s_cnt = np.zeros((m, k, R))
-    s_sum = np.zeros((m, k, d, R))
-    s_sse = np.zeros((m, R))
+    # each task's totals are added as it ends; tasks run slab by slab, so every (centroid,
+    # run) gets its slabs' totals in slab order, with no (m, k, d, R) array of partials
+    # (at large m·k a fresh multi-megabyte allocation, page-faulted on every pass)
+    counts[:] = 0.0
+    sums[:] = 0.0
+    sse[:] = 0.0
     last = d - 1
     for task in range(m * nblocks):
         a0 = np.int64(task // nblocks)
@@ -234,22 +237,11 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, runs, L, K, F, OU
         cnt = Wt[0]
         for j in range(k):
             for b in range(L):
-                s_cnt[a0, j, r0 + b] = cnt[j * L + b]
+                counts[j, r0 + b] += cnt[j * L + b]
                 for i in range(d):
-                    s_sum[a0, j, i, r0 + b] = sm[i, j * L + b]
+                    sums[j, i, r0 + b] += sm[i, j * L + b]
         for b in range(L):
-            s_sse[a0, r0 + b] = err[b]
-    counts[:] = 0.0
-    sums[:] = 0.0
-    sse[:] = 0.0
-    for a0 in range(m):
-        for j in range(k):
-            for b in range(R):
-                counts[j, b] += s_cnt[a0, j, b]
-                for i in range(d):
-                    sums[j, i, b] += s_sum[a0, j, i, b]
-        for b in range(R):
-            sse[b] += s_sse[a0, b]
+            sse[r0 + b] += err[b]
 
 
 @njit(cache=True, inline="always")
