@@ -90,8 +90,10 @@ GRID_PRUNED_ROW_BIAS = 4
 #: the pruned grid search pays in one dimension from this many centroids on ...
 GRID_PRUNED_1D_MIN_K = 8
 
-#: ... and in two dimensions for these (least k, least cells per centroid m²/k): its cost
-#: per (cell, run) has a floor (a label and a chained addition) that the lane-vectorised
-#: search beats at small k, and boxes shrink around each centroid only where a centroid's
-#: region spans many cells. Above two dimensions it was slower at every measured shape.
-GRID_PRUNED_2D = ((64, 64), (24, 2500))
+#: ... and in two dimensions from this many centroids on, with at least this many cells
+#: per centroid (m²/k): its cost per (cell, run) has a floor (a label and a chained
+#: addition) that the lane-vectorised search beats at small k, and boxes shrink around
+#: each centroid only where a centroid's region spans many cells. Above two dimensions it
+#: was slower at every measured shape.
+GRID_PRUNED_2D_MIN_K = 32
+GRID_PRUNED_2D_CELLS_PER_K = 500

@@ -33,7 +33,8 @@ from numba import njit
 
 from .config import (
     GRID_PRUNED_1D_MIN_K,
-    GRID_PRUNED_2D,
+    GRID_PRUNED_2D_CELLS_PER_K,
+    GRID_PRUNED_2D_MIN_K,
     GRID_PRUNED_LEAF,
     GRID_PRUNED_ROW_BIAS,
 )
@@ -401,10 +402,10 @@ def grid_accumulate_pruned(
 def pruned_pays(m: int, d: int, k: int) -> bool:
     """Whether the pruned search is the faster one for this grid and k (both give the same
     bits): one dimension from a handful of centroids, two where there are many centroids,
-    each with many cells (``GRID_PRUNED_1D_MIN_K``, ``GRID_PRUNED_2D``; measured in
+    each with many cells (``GRID_PRUNED_1D_MIN_K``, ``GRID_PRUNED_2D_*``; measured in
     docs/performance.md, "Grid Lloyd's pruned search")."""
     if d == 1:
         return k >= GRID_PRUNED_1D_MIN_K
     if d == 2:
-        return any(k >= least_k and m * m >= per * k for least_k, per in GRID_PRUNED_2D)
+        return k >= GRID_PRUNED_2D_MIN_K and m * m >= GRID_PRUNED_2D_CELLS_PER_K * k
     return False
