@@ -1,7 +1,7 @@
 """Pure numba kernels (:mod:`.assign`, :mod:`.grid`, :mod:`.pruned`, :mod:`.points`,
 :mod:`.unrolled`, :mod:`.blocks`, :mod:`.bits`, :mod:`.scan`), their tuning constants
-(:mod:`.config`) and compile-where-it-pays policy (:mod:`.dispatch`); this face re-exports the NumPy-facing
-wrappers of :mod:`.api`."""
+(:mod:`.config`) and compile-where-it-pays policy (:mod:`.dispatch`); this face re-exports
+the NumPy-facing wrappers of :mod:`.api`."""
 
 from ..cache import share_numba_cache
 
