@@ -222,13 +222,10 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, runs, L, K, F, OU
             while True:
                 i = lev - 1
                 _close_subtree(sm[i], Wt[lev - 1], Wt[lev], ax[dig[i]], kl)
-                if i == 0:
-                    done = True
+                step = odometer_step(dig, i, m)
+                if step != CARRIED:
+                    done = step == FINISHED
                     break
-                if dig[i] < m - 1:
-                    dig[i] += 1
-                    break
-                dig[i] = 0
                 lev -= 1
             if done:
                 break
@@ -242,6 +239,23 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, runs, L, K, F, OU
                     sums[j, i, r0 + b] += sm[i, j * L + b]
         for b in range(L):
             sse[r0 + b] += err[b]
+
+
+#: :func:`odometer_step`'s outcomes
+FINISHED, ADVANCED, CARRIED = 0, 1, 2
+
+
+@njit(cache=True, inline="always")
+def odometer_step(dig, i, m):
+    """After the subtree below digit i closed: FINISHED when i is the slab's own digit 0,
+    ADVANCED when digit i moved on, CARRIED when it wrapped to 0 (close level i next)."""
+    if i == 0:
+        return FINISHED
+    if dig[i] < m - 1:
+        dig[i] += 1
+        return ADVANCED
+    dig[i] = 0
+    return CARRIED
 
 
 @njit(cache=True, inline="always")

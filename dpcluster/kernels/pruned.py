@@ -38,6 +38,7 @@ from .config import (
     GRID_PRUNED_LEAF,
     GRID_PRUNED_ROW_BIAS,
 )
+from .grid import CARRIED, FINISHED, odometer_step
 
 
 @njit(cache=True)
@@ -297,13 +298,10 @@ def _accumulate_run(w, ax, lab, best, m, d, k, with_sse, counts, sums, sse, b, w
                     seen[lev, t] = False
                     _touch(touched, seen, lev - 1, t)
                 touched[lev, 0] = 0
-                if i == 0:
-                    done = True
+                step = odometer_step(dig, i, m)
+                if step != CARRIED:
+                    done = step == FINISHED
                     break
-                if dig[i] < m - 1:
-                    dig[i] += 1
-                    break
-                dig[i] = 0
                 lev -= 1
             if done:
                 break
