@@ -4,20 +4,21 @@ The same statistics as :func:`.grid._grid_accumulate` (EUGkM's weighted Lloyd ov
 ``m^d`` cell centres, docs/methods.md A3), bit for bit, at a cost that follows the answer
 rather than k. Per run, the grid is split recursively into boxes of cells (Kanungo et al.
 2002's filtering on a kd-tree, where the tree is the lattice itself). A box keeps only the
-centroids that can be nearest to one of its cells: centroid j is dropped when its smallest
-squared distance to the box exceeds the largest squared distance of some other centroid,
-by more than the rounding of the distances the search compares. A box left with one
-centroid is assigned whole; a small box compares its candidates cell by cell.
+centroids that can be nearest to one of its cells: with z* the candidate nearest the box's
+middle, centroid z is dropped when even the box's vertex farthest toward z (where the
+linear D_z − D_z* is least) is nearer z*, by more than the rounding of the distances the
+search compares. A box left with one centroid is assigned whole; a small box compares its
+candidates row by row.
 
 Identical results. The labels are those of the brute-force search:
 - a candidate's distance to a cell is summed exactly as the brute force sums it
   (``((T_0 + T_1) + …) + T_{d−1}`` in the comparison precision F, each ``T_i`` the
   rounded per-axis square), and candidates are compared in ascending index with a strict
   ``<``, so ties still go to the lowest index;
-- a dropped centroid's computed distance is provably larger than a kept one's at every
-  cell of its box: ``D̃ ∈ [D(1 − γ) − η, D(1 + γ) + η]`` with γ ≥ (d + 1)·u_F plus the
-  float64 error of the bounds, η the underflow of d terms, and the test demands a gap of
-  ``2γ`` relative plus ``2η``;
+- a dropped centroid's computed distance is provably larger than z*'s at every cell of
+  its box: ``D̃ ∈ [D(1 − γ) − η, D(1 + γ) + η]`` with γ ≥ (d + 1)·u_F plus the float64
+  error of the bounds, η the underflow of d terms, and the test demands a gap above
+  ``γ·(Dmax_z + Dmax_z*) + 2η`` (Dmax: the largest squared distance to the box);
 - counts, sums and SSE are then accumulated cell by cell in the brute force's own order
   (C order, per first-axis slab, subtrees folded as the odometer closes them), so every
   addition happens in the same order with the same operands.
@@ -61,6 +62,9 @@ def _label_run(T, ax, c, m, d, k, leaf, row_bias, gamma, eta, lab, best, with_be
     IN  T    (d, m, k) F  per-axis squares T[i, a, j] = F((ax[a] − c[j, i])²)
     IN  ax   (m,) cell-centre coordinates;  c (k, d) float64 centroids
     IN  leaf int, boxes of at most this many cells compare their candidates cell by cell
+    IN  row_bias int, the last axis is split only when this many times wider than the rest
+    IN  gamma, eta  the rounding margins of :func:`_bounds_margin`
+    IN  scratch  :func:`_scratch`'s work arrays, reused across runs
     OUT lab  (m^d,) int32 label per cell, C order;  best (m^d,) F its distance (written
              where a box keeps one candidate only when ``with_best``)
     """
