@@ -45,6 +45,7 @@ from scipy.stats import binom
 from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score
 
+from dpcluster.algorithms.comparators import diffprivlib_split, load_diffprivlib_kmeans
 from dpcluster.data import benchmark as battery
 from dpcluster.estimator import METHODS, DPKMeans
 
@@ -59,20 +60,12 @@ PAPER_A1 = {
 
 
 def diffprivlib_kmeans():
-    """diffprivlib's KMeans class, or None when it is not installed.
-
-    diffprivlib 0.6.6 imports three names from ``sklearn.tree._tree`` that scikit-learn
-    1.7 removed; its KMeans uses none of them, so they are supplied before the import."""
+    """diffprivlib's KMeans class (with dpcluster's shim for scikit-learn >= 1.7), or None
+    when it is not installed."""
     try:
-        import sklearn.tree._tree as tree
-
-        for name, value in (("DOUBLE", np.float64), ("DTYPE", np.float32), ("NODE_DTYPE", None)):
-            if not hasattr(tree, name):
-                setattr(tree, name, value)
-        from diffprivlib.models import KMeans as DPLibKMeans
+        return load_diffprivlib_kmeans()
     except ImportError:
         return None
-    return DPLibKMeans
 
 
 def cost(X: np.ndarray, C: np.ndarray) -> float:
@@ -133,11 +126,12 @@ def too_slow(root, name, method) -> bool:
     return method == "pgkm" and len(s.X) * s.k > PGKM_MAX_NK
 
 
-def diffprivlib_spent(eps: float, d: int, rho: float = 0.225) -> float:
-    """What diffprivlib 0.6.6's KMeans really spends at nominal ε: its swapped split gives
-    ε(1 + d·c)/(d + c), c = (4dρ²)^(1/3) (docs/methods.md A2, caveat)."""
-    c = (4.0 * d * rho**2) ** (1.0 / 3.0)
-    return eps * (1.0 + d * c) / (d + c)
+def diffprivlib_spent(eps: float, d: int) -> float:
+    """What diffprivlib 0.6.6's KMeans's noise really spends at nominal ε: its swapped
+    split gives ε(1 + d·c)/(d + c), c = (4dρ²)^(1/3) (dpcluster/algorithms/comparators.py;
+    it also reads the exact N, which no ε covers)."""
+    count, per_sum = diffprivlib_split(eps, 1, d)
+    return count + d * per_sum
 
 
 def measure(root, name, method, eps, seed):

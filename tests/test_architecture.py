@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from dpcluster import DPKMeans, harness, spec
+from dpcluster.algorithms.comparators import diffprivlib_problem
 from dpcluster.algorithms.dplloyd import DPResult
 from dpcluster.algorithms.reference import private_mean
 from dpcluster.audit import run as audit_run
@@ -145,6 +146,8 @@ def test_every_registry_entry_reaches_the_spec_the_list_the_audit_and_the_estima
     info = ALGORITHMS[name]
     assert _tiny_spec(tmp_path, name).algorithms[0].name == name
     assert name in _listed()
+    if name == "diffprivlib" and (missing := diffprivlib_problem()):
+        pytest.skip(f"the audit and the estimator run it where installed: {missing}")
     if info.private:
         assert audit_run.select([name]) or name in not_private()
     else:
@@ -159,7 +162,9 @@ def test_every_registry_entry_reaches_the_spec_the_list_the_audit_and_the_estima
         assert model.cluster_centers_.shape == (3, 2) and ledger.claimed_epsilon <= 2.0
         # what provably holds: at most ε, or ∞ where GkM's blocks read the exact N (booked)
         exact = [e for e in ledger.entries if "read exactly" in e.purpose]
-        assert ledger.total_epsilon <= 2.0 or (name in ("gkm", "gkm_3k") and exact)
+        # (and diffprivlib, whose T reads N and whose update skips empty clusters exactly)
+        readers = ("gkm", "gkm_3k", "diffprivlib")
+        assert ledger.total_epsilon <= 2.0 or (name in readers and exact)
 
 
 def _shrunk_mean(Z, k, epsilon, rng, r=1.0, shrink=0.5):

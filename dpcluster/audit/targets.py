@@ -33,6 +33,7 @@ from ..algorithms.pgkm import genetic_kmeans
 from ..algorithms.plan import COUNT_SHARE
 from ..algorithms.reference import private_mean
 from ..privacy.budget import split
+from .comparator_targets import comparator_targets
 from .switches import pair_at, rules, switch_points
 from .target import Target
 from .tree_targets import (
@@ -481,4 +482,5 @@ def central_targets() -> list[Target]:
             per_trial=True,
             note="whole algorithm, black-box only",
         ),
+        *comparator_targets(),
     ]

@@ -1,12 +1,14 @@
 """Registry entries beyond the two papers, each declared once with
 :func:`~.protocol.central_method`: LSH-splits (a modern central-DP baseline), the
-private-mean reference, and ``auto`` (docs/utility.md; privacy arguments in
-dpcluster/algorithms/lsh_splits.py, reference.py and auto.py)."""
+private-mean reference, diffprivlib's KMeans as shipped, and ``auto`` (docs/utility.md;
+privacy arguments in dpcluster/algorithms/lsh_splits.py, reference.py, comparators.py and
+auto.py)."""
 
 from __future__ import annotations
 
 from ..algorithms import methods
 from ..algorithms.capped import ALPHA as CAPPED_ALPHA
+from ..algorithms.comparators import diffprivlib_problem, fit_diffprivlib
 from ..algorithms.dpm import LEVELS as DPM_LEVELS
 from ..algorithms.lsh_gaussian import MAX_DEPTH as GAUSSIAN_DEPTH
 from ..algorithms.lsh_splits import COUNT_SHARE, MAX_DEPTH, lsh_splits
@@ -100,6 +102,16 @@ MODERN: dict[str, AlgorithmInfo] = {
         "every centre at one ε-DP mean: the trivial private reference, docs/utility.md",
         central_fit(methods.fit_private_mean, {}),
         title="private mean",
+    ),
+    "diffprivlib": central_method(
+        "diffprivlib",
+        "IBM diffprivlib 0.6.6's KMeans as shipped (optional: pip install "
+        "'dpcluster[compare]'); claims ε, its ledger books what it spends "
+        "(dpcluster/algorithms/comparators.py)",
+        central_fit(fit_diffprivlib, {}),
+        columns=("noise_epsilon",),
+        preflight=lambda shape: ("", problem) if (problem := diffprivlib_problem()) else None,
+        title="diffprivlib",
     ),
     "auto": central_method(
         "auto",
