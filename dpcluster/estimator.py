@@ -20,8 +20,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import data
-from .algorithms.methods import radius
 from .experiments import ALGORITHMS
+from .experiments.pipeline import fit_central
 from .kernels import labels, nicv
 from .privacy import LOCAL, USER_EPSILON, ExactRelease, Ledger
 from .privacy.accountant import BudgetAccountant
@@ -39,7 +39,7 @@ METHODS = tuple(central_methods())
 
 #: above this share of records outside the public bounds, a fit warns that they were
 #: clipped (the count is the data holder's, like ``labels_``; it is not released)
-CLIPPED_WARN_SHARE = 0.02
+CLIPPED_WARN_SHARE = data.CLIPPED_WARN_SHARE
 
 
 class DegenerateFitWarning(UserWarning):
@@ -58,7 +58,7 @@ class _CentralMethod(StrOptions):
         return super().is_satisfied_by(val)
 
 
-SCALINGS = ("common", "per_feature")
+SCALINGS = data.SCALINGS
 #: the methods that take ``delta`` (Gaussian noise) and a ball domain
 GAUSSIAN_METHODS = (
     "dplloyd",
@@ -136,7 +136,8 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         central fit (:data:`METHODS`): ``"dplloyd"`` (A1), ``"dplloyd_improved"`` (A2),
         ``"eugkm"`` (A3), ``"hybrid"`` (A7), ``"gkm"`` (A4), ``"pgkm"`` (A5),
         ``"lsh_splits"``, ``"lsh_splits_gaussian"`` (needs ``delta``), ``"dpm"``,
-        ``"private_mean"``.
+        ``"private_mean"``, ``"diffprivlib"`` (IBM's KMeans as shipped: the ``compare``
+        extra; its ledger books what it really spends, docs/privacy.md).
     bounds : ``(lo, hi)``, scalars or one value per feature: the public domain of the data,
         a box. None (and no ``radius``) takes the data's own min and max (not private;
         warns).
@@ -165,8 +166,9 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     labels_ : (N,) nearest centre of each training record, in the scaled space the
         algorithm works in. **Not private**: an exact function of the training data
         (scikit-learn's convention), for the data holder's own use.
-    inertia_ : sum of squared distances to the assigned centres, in the data's units.
-        **Not private**, as ``labels_``.
+    inertia_ : sum of squared distances of the records to their closest centre, in the
+        data's units (scikit-learn's definition; with ``scaling="per_feature"`` the closest
+        centre in data units need not be ``labels_``'s). **Not private**, as ``labels_``.
     nicv_ : the paper's NICV of the fit on the scaled training data. **Not private**.
     n_clipped_ : records outside the public bounds (or ball), clipped (projected) into
         them; above 2 % of them a :class:`DegenerateFitWarning` says so. **Not private**, as
@@ -234,8 +236,9 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             self._outside = int(outside.sum())
             return np.ascontiguousarray(Z)
         lo, hi = self.bounds_
-        Z = (np.clip(X, lo, hi) - self._centre) / self._half
-        return np.ascontiguousarray(np.clip(Z, -self._radius, self._radius))
+        # the spec's datasets compute the same: data.normalise, then data.working_space
+        normalised = data.normalise(np.asarray(X, dtype=np.float64), (lo, hi))[0]
+        return data.working_space(normalised, lo, hi, self.scaling)
 
     def _domain_and_delta(self, d: int) -> dict:
         """The fit's extra keyword arguments (``delta``, ``ball``) for the methods that
@@ -281,14 +284,9 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         is the data's own; ``"per_feature"`` maps each feature's range onto [-1, 1] (the
         papers' normalisation), which minimises k-means in a space stretched feature by
         feature (docs/api.md). A feature with no range maps to 0."""
-        span = np.where(hi > lo, hi - lo, 0.0)
         self._centre = (lo + hi) / 2.0
-        if self.scaling == "common":
-            self._half = np.full_like(lo, max(float(span.max()) / 2.0, np.finfo(float).tiny))
-            self._radius = span / 2.0 / self._half  # the box is ∏ [-radius_j, radius_j]
-        else:
-            self._half = np.where(span > 0, span / 2.0, 1.0)
-            self._radius = np.where(span > 0, 1.0, 0.0)
+        # the box is ∏ [-radius_j, radius_j]; one unit there is half_j data units
+        self._radius, self._half = data.scaling_factors(lo, hi, self.scaling)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -328,15 +326,16 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
                 ),
                 stacklevel=2,
             )
-        fit = central_methods()[self.method].fit.function
-        res = fit(
+        centres, res = fit_central(
+            central_methods()[self.method].fit,
             Z,
             k,
             float(self.epsilon),
             _rng(self.random_state),
-            radius(self._radius, Z.shape[1]),
-            **params,
-            **extra,
+            self._radius,
+            params,
+            delta=extra.get("delta", 0.0),
+            ball=extra.get("ball"),
         )
         public = self.bounds is not None or self.radius is not None
         res.ledger.bounds = "public" if public else "data"
@@ -365,13 +364,10 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         self.method_ = str(res.info.get("chosen", self.method))
         self.reason_ = str(res.info.get("reason", ""))
         self.n_iter_ = int(res.iterations)
-        # clipping into the public box is post-processing: it never moves a centre away
-        # from the data, and it keeps a noisy centre inside the domain the user declared
-        centres = np.clip(np.asarray(res.centroids, dtype=np.float64), -self._radius, self._radius)
         self._centres_scaled = centres
         self.cluster_centers_ = self._unscale(centres)
         self.labels_ = self._nearest(Z)
-        self.inertia_ = self._inertia(X, self.labels_)
+        self.inertia_ = self._inertia(X)
         self.nicv_ = float(nicv(Z, self._centres_scaled))
         return self
 
@@ -380,8 +376,10 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         the records, not an (N, k, d) array of differences."""
         return labels(Z, self._centres_scaled)
 
-    def _inertia(self, X, assigned) -> float:
-        return float(((X - self.cluster_centers_[assigned]) ** 2).sum())
+    def _inertia(self, X) -> float:
+        """Σ_i min_j ||x_i − c_j||² in the data's units."""
+        closest = labels(np.ascontiguousarray(X), self.cluster_centers_)
+        return float(((X - self.cluster_centers_[closest]) ** 2).sum())
 
     def predict(self, X):
         check_is_fitted(self, "cluster_centers_")
@@ -395,7 +393,7 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         """Negative inertia of X against the fitted centres (scikit-learn's KMeans sign)."""
         check_is_fitted(self, "cluster_centers_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return -self._inertia(X, self._nearest(self._scale(X)))
+        return -self._inertia(X)
 
     def transform(self, X):
         """(n, k) Euclidean distance of each record to each centre, in the data's units, as

@@ -334,7 +334,11 @@ def timing(runs: pd.DataFrame) -> pd.DataFrame:
     return g.mean().rename("wall_time_s_mean").reset_index()
 
 
-def summarise(runs: pd.DataFrame, metrics: tuple[str, ...] | list[str] = ("nicv",)) -> pd.DataFrame:
+def summarise(
+    runs: pd.DataFrame,
+    metrics: tuple[str, ...] | list[str] = ("nicv",),
+    baseline: str | None = None,
+) -> pd.DataFrame:
     """Per dataset × variant × ε (× ``step`` for traces and sweeps inside a cell).
 
     The first metric present is the *primary* one: n, mean, std (ddof 1), Student-t 95% CI,
@@ -343,6 +347,8 @@ def summarise(runs: pd.DataFrame, metrics: tuple[str, ...] | list[str] = ("nicv"
     fallback rate). Statistics use the finite values only; a run whose value of any listed
     metric is inf or NaN is counted in ``n_nonfinite``, a column that appears only when that
     count is non-zero somewhere (a group with no finite value gets n = 0 and NaN means).
+    ``baseline``: the non-private algorithm whose mean ``cost`` divides every row's of the
+    same dataset, as ``cost_ratio`` (the estimator pipeline; dpcluster/experiments/pipeline.py).
     """
     rows = []
     group = GROUP + (["step"] if "step" in runs.columns else [])
@@ -404,4 +410,29 @@ def summarise(runs: pd.DataFrame, metrics: tuple[str, ...] | list[str] = ("nicv"
     table = pd.DataFrame(rows)
     if "n_nonfinite" in table.columns:  # present only when some value is inf or NaN
         table["n_nonfinite"] = table["n_nonfinite"].fillna(0).astype(int)
+    if baseline is not None and "cost_mean" in table.columns:
+        table["cost_ratio"] = cost_ratios(table, baseline)
     return table
+
+
+def degenerate_runs(runs: pd.DataFrame) -> int:
+    """Runs whose centres cannot depend on where the records lie: a grid of one cell per
+    axis (``cells`` = 1) that gave the centres (EUGkM, or a hybrid that fell back to its
+    grid), so they are a function of one noisy count. Read from the runs' own columns, so
+    it costs no budget."""
+    if "cells" not in runs.columns or runs.empty:
+        return 0
+    one_cell = pd.to_numeric(runs["cells"], errors="coerce") == 1
+    grid_only = runs["algorithm"] == "eugkm"
+    if "fell_back" in runs.columns:
+        grid_only |= pd.to_numeric(runs["fell_back"], errors="coerce").fillna(0) > 0
+    if "chosen" in runs.columns:
+        grid_only |= runs["chosen"] == "eugkm"
+    return int((one_cell & grid_only).sum())
+
+
+def cost_ratios(table: pd.DataFrame, baseline: str) -> pd.Series:
+    """Each summary row's mean cost over the mean cost of ``baseline`` on its dataset (the
+    baseline's variants pooled by their lowest mean); NaN where the dataset has none."""
+    base = table[table["algorithm"] == baseline].groupby("dataset")["cost_mean"].min()
+    return table["cost_mean"] / table["dataset"].map(base)

@@ -190,6 +190,14 @@ def run(
                 f"the statistics and counted in {report.out / 'summary.csv'}'s n_nonfinite",
                 err=True,
             )
+        if report.degenerate:
+            click.echo(
+                f"  DEGENERATE: {report.degenerate} run(s) took their centres from a grid of one "
+                "cell per axis: they depend on one noisy count, not on where the records lie "
+                "(counted in meta.json's degenerate_runs); fewer dimensions or more ε give the "
+                "grid cells",
+                err=True,
+            )
         failed = failed or bool(report.failures) or bool(report.nonfinite)
     sys.exit(EXIT_FAILED_RUNS if failed else EXIT_OK)
 

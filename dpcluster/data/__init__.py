@@ -19,6 +19,8 @@ from .generators import (
 )
 from .schema import (
     BOUNDS,
+    CLIPPED_WARN_SHARE,
+    SCALINGS,
     DataBoundsWarning,
     Dataset,
     check_finite,
@@ -29,13 +31,17 @@ from .schema import (
     normalise,
     read_checked,
     scale,
+    scaling_factors,
     span_overflows,
     warnings_for,
+    working_space,
 )
 from .sources import SOURCES, Source, describe, has_classes, load, names
 
 __all__ = [
     "BOUNDS",
+    "CLIPPED_WARN_SHARE",
+    "SCALINGS",
     "DATA_DIR",
     "FILES",
     "GENERATORS",
@@ -60,9 +66,11 @@ __all__ = [
     "physical_memory",
     "read_checked",
     "scale",
+    "scaling_factors",
     "span_overflows",
     "sphere_packing",
     "synthetic",
     "uniform",
     "warnings_for",
+    "working_space",
 ]

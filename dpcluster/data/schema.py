@@ -25,6 +25,13 @@ from ..errors import DataError
 
 #: the bounds policies: where the scaling's lo, hi come from
 BOUNDS = ("data", "public")
+#: how records map into the working space: each feature's range onto [-1, 1] (the papers'
+#: normalisation), or every feature by one factor, half the widest range (DPKMeans's
+#: default: distances in the working space are distances in data units over that factor)
+SCALINGS = ("per_feature", "common")
+#: above this share of records outside the public bounds, a dataset or a fit warns that
+#: they were clipped
+CLIPPED_WARN_SHARE = 0.02
 
 
 class DataBoundsWarning(UserWarning):
@@ -65,11 +72,27 @@ class Dataset:
     #: with a public L2-ball domain: the ball's radius in X's units (1.0, about the origin;
     #: X then lies in it and in [-1, 1]^d), which the fits' sensitivities may use; else None
     ball: float | None = None
+    #: the working space X lives in (:data:`SCALINGS`, :func:`working_space`)
+    scaling: str = "per_feature"
 
     @property
     def raw(self) -> np.ndarray:
-        """The records in their original units (N, d): ``lo + (X + 1)(hi − lo)/2``."""
+        """The records in their original units (N, d): ``lo + (X + 1)(hi − lo)/2``, or
+        ``(lo + hi)/2 + X·unit`` in the common scaling."""
+        if self.scaling == "common":
+            return (self.lo + self.hi) / 2.0 + self.X * self.unit
         return self.lo + (self.X + 1.0) * (self.hi - self.lo) / 2.0
+
+    @property
+    def box_radius(self) -> np.ndarray:
+        """(d,) half-widths r_j of the public box ∏ [-r_j, r_j] that X lies in."""
+        return scaling_factors(self.lo, self.hi, self.scaling)[0]
+
+    @property
+    def unit(self) -> np.ndarray:
+        """(d,) data units per unit of X along each feature (a distance in X times this is
+        one in the data's units)."""
+        return scaling_factors(self.lo, self.hi, self.scaling)[1]
 
     @property
     def domain(self) -> tuple[np.ndarray, np.ndarray]:
@@ -132,6 +155,31 @@ def normalise(raw: np.ndarray, bounds=None) -> tuple[np.ndarray, np.ndarray, np.
     X = 2.0 * (np.clip(raw, lo, hi) - lo) / span - 1.0
     X[:, hi <= lo] = 0.0
     return np.ascontiguousarray(np.clip(X, -1.0, 1.0)), lo, hi
+
+
+def scaling_factors(lo, hi, scaling: str) -> tuple[np.ndarray, np.ndarray]:
+    """(radius (d,), unit (d,)) of the working space of ``scaling`` over the box [lo, hi]:
+    the box maps onto ∏ [-radius_j, radius_j], and one unit of feature j there is unit_j data
+    units. ``per_feature``: radius 1 and unit (hi − lo)/2 (radius 0 and unit 1 for a
+    constant feature); ``common``: unit H = half the widest range for every feature and
+    radius (hi − lo)/(2H)."""
+    lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+    span = np.where(hi > lo, hi - lo, 0.0)
+    if scaling == "common":
+        half = max(float(span.max(initial=0.0)) / 2.0, np.finfo(float).tiny)
+        return span / 2.0 / half, np.full_like(span, half)
+    return np.where(span > 0, 1.0, 0.0), np.where(span > 0, span / 2.0, 1.0)
+
+
+def working_space(X: np.ndarray, lo, hi, scaling: str) -> np.ndarray:
+    """The records X (N, d), already :func:`normalise`-d onto [-1, 1]^d over [lo, hi], in
+    the working space of ``scaling``: X itself (``per_feature``), or X_j·radius_j
+    (``common``), so that the spec's datasets and :class:`~dpcluster.DPKMeans` compute
+    the same numbers from the same normalised records."""
+    if scaling == "per_feature":
+        return X
+    radius, _ = scaling_factors(lo, hi, scaling)
+    return np.ascontiguousarray(X * radius)
 
 
 def check_range(lo: np.ndarray, hi: np.ndarray, what: str) -> None:
@@ -258,7 +306,8 @@ def read_checked(path: Path, sha256: str = "") -> bytes:
 
 def warnings_for(ds: Dataset) -> list[str]:
     """What is legal but suspicious about a dataset: constant columns, fewer distinct
-    records than clusters. Recorded in meta.json."""
+    records than clusters, more than :data:`CLIPPED_WARN_SHARE` of the records outside the
+    public bounds (the data holder's own count, not a release). Recorded in meta.json."""
     out = []
     constant = np.flatnonzero(np.ptp(ds.X, axis=0) == 0)
     if len(constant):
@@ -267,6 +316,11 @@ def warnings_for(ds: Dataset) -> list[str]:
     distinct = len(np.unique(ds.X, axis=0))
     if distinct < ds.k:
         out.append(f"{ds.label}: only {distinct} distinct records for k = {ds.k} clusters")
+    if ds.clipped > CLIPPED_WARN_SHARE * ds.N:
+        out.append(
+            f"{ds.label}: {ds.clipped} of {ds.N} records ({ds.clipped / ds.N:.0%}) lie outside "
+            "the public bounds and were clipped into them; check the bounds"
+        )
     return out
 
 

@@ -9,13 +9,14 @@ in :data:`SOURCES`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Protocol
 
 from ..errors import DataError
 from .benchmark import BenchmarkSource
 from .bundled import FILES, USER_FILES, BundledSource, UserFileSource
 from .generators import GENERATORS, GeneratorSource
-from .schema import BOUNDS, Dataset
+from .schema import BOUNDS, SCALINGS, Dataset, working_space
 from .user_csv import CsvSource
 
 
@@ -66,11 +67,20 @@ def has_classes(name: str, params: Mapping) -> bool:
 
 
 def load(name: str, **params) -> Dataset:
-    """Dataset ``name`` from its source's ``params`` and the bounds policy ``bounds``
-    (``"data"`` by default, or ``"public"``: docs/privacy.md)."""
+    """Dataset ``name`` from its source's ``params``, the bounds policy ``bounds``
+    (``"data"`` by default, or ``"public"``: docs/privacy.md) and the working space
+    ``scaling`` (``"per_feature"`` by default, or ``"common"``: DPKMeans's)."""
     if name not in SOURCES:
         raise DataError(f"unknown dataset {name!r}; known: {', '.join(names())}")
     bounds = str(params.pop("bounds", "data"))
     if bounds not in BOUNDS:
         raise DataError(f"{name}: bounds {bounds!r} is not one of {', '.join(BOUNDS)}")
-    return SOURCES[name].load(bounds=bounds, **params)
+    scaling = str(params.pop("scaling", "per_feature"))
+    if scaling not in SCALINGS:
+        raise DataError(f"{name}: scaling {scaling!r} is not one of {', '.join(SCALINGS)}")
+    ds = SOURCES[name].load(bounds=bounds, **params)
+    if scaling == "per_feature":
+        return ds
+    if ds.ball is not None:
+        raise DataError(f"{name}: an L2-ball domain has its own scaling; drop scaling: {scaling}")
+    return replace(ds, X=working_space(ds.X, ds.lo, ds.hi, scaling), scaling=scaling)

@@ -160,9 +160,12 @@ def vertical_cell(ctx: CellContext) -> tuple[list[Row], dict]:
 # --- Table III, Figures 7 and 8: clustering ---------------------------------------------
 
 
-def cluster_metrics(truth: np.ndarray | None, labels: np.ndarray, X: np.ndarray) -> dict:
+def cluster_metrics(
+    truth: np.ndarray | None, labels: np.ndarray, X: np.ndarray, silhouette: bool = True
+) -> dict:
     """ARI, NMI, AMI, homogeneity, completeness, V-measure against ``truth``, and the
-    silhouette of ``labels`` on the original records X (NaN when undefined)."""
+    silhouette of ``labels`` on the original records X (NaN when undefined, or not asked
+    for: it takes O(N²) time)."""
     from sklearn import metrics as m
 
     out = dict.fromkeys(CLUSTER_METRICS, float("nan"))
@@ -177,7 +180,7 @@ def cluster_metrics(truth: np.ndarray | None, labels: np.ndarray, X: np.ndarray)
             v_measure=v,
         )
     n_labels = len(set(labels.tolist()))
-    if 2 <= n_labels <= len(labels) - 1:
+    if silhouette and 2 <= n_labels <= len(labels) - 1:
         out["silhouette"] = m.silhouette_score(X, labels)
     return {k: float(v) for k, v in out.items()}
 

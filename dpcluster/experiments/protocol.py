@@ -145,6 +145,9 @@ class CellContext:
     #: the spec's δ; 0 is pure ε. A fit that takes ``delta`` spends (ε, δ) with Gaussian
     #: noise; every other fit stays pure ε, which is (ε, δ) for any δ
     delta: float = 0.0
+    #: the spec's ``seeds``: run ``i`` then draws from ``numpy.random.default_rng(seeds[i])``
+    #: (the estimator pipeline, :mod:`.pipeline`); () for the identity streams
+    seeds: tuple[int, ...] = ()
 
     def init_sets(self, method: str | None = None) -> np.ndarray:
         return initial_sets(
@@ -332,6 +335,3 @@ def without_default(key: str, default) -> Callable[[CellShape], dict]:
     has the value ``default``: cells computed before the parameter existed stay the same
     computation."""
     return lambda shape: {k: v for k, v in shape.params.items() if not (k == key and v == default)}
-
-
-#: the ledger of a cell that releases something non-private

@@ -24,7 +24,8 @@ from pathlib import Path
 import pandas as pd
 
 from .. import __version__, data, plugins, results
-from ..experiments import ALGORITHMS, CellContext, CellShape, lookup
+from ..experiments import ALGORITHMS, CellContext, CellShape
+from ..experiments.pipeline import resolve
 from ..experiments.registry import plugin_code
 from ..kernels.dispatch import compiling
 from ..privacy import DATA_BOUNDS_NOTE, LOCAL
@@ -60,11 +61,25 @@ class Cell:
     init_method: str
     #: the spec's δ for a private algorithm (0: pure ε; left out of the identity then)
     delta: float = 0.0
+    #: the spec's ``seeds`` (estimator pipeline): run i draws from default_rng(seeds[i])
+    seeds: tuple[int, ...] = ()
 
     @property
     def info(self):
-        """The algorithm's registry entry (built-in or plugin)."""
-        return lookup(self.algorithm.name, self.algorithm.source)
+        """The algorithm's registry entry (built-in or plugin), as the spec's pipeline runs
+        it (dpcluster/experiments/pipeline.py)."""
+        return resolve(self.algorithm.name, self.algorithm.source, self.algorithm.pipeline)
+
+    @property
+    def pipeline(self) -> dict:
+        """The identity's part for the estimator pipeline; {} for the papers' (so the
+        papers' cell ids do not move)."""
+        if self.algorithm.pipeline == "paper":
+            return {}
+        return {
+            "pipeline": self.algorithm.pipeline,
+            **({"seeds": list(self.seeds)} if self.seeds else {}),
+        }
 
     @functools.cached_property
     def run_params(self) -> dict:
@@ -89,6 +104,7 @@ class Cell:
             **({"delta": self.delta} if self.delta else {}),
             "repeat": self.algorithm.repeat,
             "init": [self.n_init, self.init_method],
+            **self.pipeline,
         }
         if self.algorithm.code:
             out["code"] = [list(f) for f in self.algorithm.code]
@@ -111,6 +127,8 @@ class Cell:
         prefix = (self.dataset.identity_key, self.algorithm.name, canonical(drawn))
         if self.algorithm.code:
             prefix += (canonical(self.algorithm.code),)
+        if self.pipeline:
+            prefix += (canonical(self.pipeline),)
         if self.delta:
             return (*prefix, repr(self.epsilon), repr(self.delta))
         return (*prefix, repr(self.epsilon))
@@ -146,7 +164,7 @@ def expand(spec: Spec) -> list[Cell]:
     cells = []
     for ds in spec.datasets:
         for alg in spec.algorithms:
-            private = lookup(alg.name, alg.source).private
+            private = resolve(alg.name, alg.source, alg.pipeline).private
             eps_grid = spec.epsilon if private else (math.inf,)
             cells += [
                 Cell(
@@ -157,6 +175,7 @@ def expand(spec: Spec) -> list[Cell]:
                     n_init=spec.init.sets,
                     init_method=spec.init.method,
                     delta=spec.delta if private else 0.0,
+                    seeds=spec.seeds,
                 )
                 for eps in eps_grid
             ]
@@ -208,6 +227,7 @@ def run_cell(cell: Cell, numba_threads: int | None = None) -> CellOutcome:
             k=ds.k,
             epsilon=cell.epsilon,
             delta=cell.delta,
+            seeds=cell.seeds,
             params=cell.algorithm.kwargs,
             repeat=cell.algorithm.repeat,
             n_init=cell.n_init,

@@ -11,6 +11,7 @@ import pandas as pd
 from .. import data, results
 from .. import spec as spec_mod
 from ..errors import DpclusterError, ResultsError, VerifyError
+from ..experiments.pipeline import BASELINE
 from ..rng import canonical
 from ..spec import Spec
 from .cells import RUN_COLUMNS, Cell, expand
@@ -79,7 +80,8 @@ def _tables(spec: Spec, out: Path, cells: list[Cell]) -> tuple[pd.DataFrame, pd.
         if ok
         else pd.DataFrame(columns=RUN_COLUMNS)
     )
-    summary = results.summarise(runs, spec.metrics) if len(runs) else pd.DataFrame()
+    baseline = BASELINE if spec.pipeline == "estimator" else None
+    summary = results.summarise(runs, spec.metrics, baseline) if len(runs) else pd.DataFrame()
     return runs, summary
 
 

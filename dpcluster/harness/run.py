@@ -41,6 +41,8 @@ class RunReport:
     warnings: list[str] = field(default_factory=list)
     #: seconds of the computed cells spent compiling kernels (once per machine and shape)
     compile_s: float = 0.0
+    #: runs whose centres depend on one noisy count only (:func:`results.degenerate_runs`)
+    degenerate: int = 0
 
 
 def _versions() -> dict:
@@ -214,6 +216,7 @@ def _finish(plan: _Plan, jobs: int) -> RunReport:
                 )
             )
     nonfinite = int(summary["n_nonfinite"].sum()) if "n_nonfinite" in summary.columns else 0
+    degenerate = results.degenerate_runs(runs)
     computed = len(plan.todo) - failed_cells
     resumed = len(cells) - len(plan.todo)
     meta = {
@@ -234,6 +237,7 @@ def _finish(plan: _Plan, jobs: int) -> RunReport:
         "cells_borrowed": len(plan.borrowed),
         "failures": [f._asdict() for f in plan.failures],
         "nonfinite_values": nonfinite,
+        "degenerate_runs": degenerate,
         "argv": ["dpcluster", *(_relative(a) for a in sys.argv[1:])],
     }
     meta["data_warnings"] = sorted({w for ds in spec.datasets for w in _data_warnings(ds)})
@@ -270,4 +274,5 @@ def _finish(plan: _Plan, jobs: int) -> RunReport:
         nonfinite=nonfinite,
         warnings=plan.warnings,
         compile_s=plan.compile_s,
+        degenerate=degenerate,
     )

@@ -1,5 +1,6 @@
-"""What every figure shares: matplotlib off-screen, one colour per series, one legend per
-figure, short log grids ticked at their values, series labels, and atomic saving."""
+"""What every figure shares: matplotlib off-screen, one colour and marker per series, one
+legend per figure, short log grids ticked at their values, plain numbers on log axes,
+metric labels with units, series labels, and atomic saving."""
 
 from __future__ import annotations
 
@@ -24,12 +25,45 @@ LEGEND_WIDTH = 150
 BAND_LABEL = "shaded: 95 % CI of the mean"
 
 
+#: one marker per series, cycled with the colours so that no two series of a figure share
+#: both (and a series stays told apart in grey print)
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
+
+#: what each metric's axis says: its name and its units
+METRIC_LABELS = {
+    "nicv": "NICV (normalised units²)",
+    "cost": "cost per record (data units²)",
+    "ari": "ARI",
+    "nmi": "NMI",
+    "ami": "AMI",
+    "mae": "mean absolute error (data units)",
+    "rmse": "RMS error (data units)",
+}
+
+
+def metric_label(metric: str) -> str:
+    """The axis label of ``metric``: its name with its units (the metric itself when the
+    table does not know it)."""
+    return METRIC_LABELS.get(metric, metric.replace("_", " "))
+
+
 def colours(names) -> dict:
     """One colour per series name for the whole figure, so a series has the same colour
     in every panel (tab10, then tab20 beyond ten series)."""
     names = list(dict.fromkeys(names))
     cmap = plt.get_cmap("tab10" if len(names) <= 10 else "tab20")
     return {n: cmap(i % cmap.N) for i, n in enumerate(names)}
+
+
+def styles(names) -> dict:
+    """``ax.plot`` keywords per series name: its colour (:func:`colours`) and a marker of
+    its own, the same in every panel."""
+    names = list(dict.fromkeys(names))
+    colour = colours(names)
+    return {
+        n: {"color": colour[n], "marker": MARKERS[i % len(MARKERS)], "ms": 4}
+        for i, n in enumerate(names)
+    }
 
 
 def figure_legend(fig, axes, band: bool = False) -> None:
@@ -103,7 +137,42 @@ def label_within_a_decade(ax) -> None:
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
 
 
+def plain_log_labels(fig) -> None:
+    """Every log axis of ``fig`` that keeps matplotlib's own labels gets them as plain
+    numbers ("20000", "0.05") instead of "2×10⁴": the ticks matplotlib would label, written
+    as a reader writes them."""
+    from matplotlib.ticker import Formatter, LogFormatterSciNotation
+
+    class Plain(Formatter):
+        def __init__(self, inner):
+            self.inner = inner
+
+        def set_axis(self, axis):
+            super().set_axis(axis)
+            self.inner.set_axis(axis)
+
+        def set_locs(self, locs):
+            self.inner.set_locs(locs)
+
+        def __call__(self, x, pos=None):
+            return f"{x:g}" if self.inner(x, pos) else ""
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_scale() != "log":
+                continue
+            for minor in (False, True):
+                current = axis.get_minor_formatter() if minor else axis.get_major_formatter()
+                if type(current) is LogFormatterSciNotation:
+                    plain = Plain(current)
+                    if minor:
+                        axis.set_minor_formatter(plain)
+                    else:
+                        axis.set_major_formatter(plain)
+
+
 def save(fig, out: Path, stem: str) -> list[Path]:
+    plain_log_labels(fig)
     paths = []
     for ext in ("png", "pdf"):
         buf = io.BytesIO()

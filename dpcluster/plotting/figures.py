@@ -27,13 +27,14 @@ from matplotlib.ticker import MaxNLocator
 from ..errors import ResultsError
 from .common import (
     ci_band,
-    colours,
     figure_legend,
     label_within_a_decade,
     log_ticks,
+    metric_label,
     plt,
     save,
     series_labels,
+    styles,
     x_values,
 )
 from .points import scatter
@@ -73,16 +74,19 @@ def nicv_vs_epsilon(
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
     private = summary[np.isfinite(summary["epsilon"])].copy()
     private["_series"] = series_labels(private, "epsilon")
-    colour = colours(private["_series"])
+    style = styles(private["_series"])
+    metric = str(summary["metric"].iloc[0]) if "metric" in summary else "nicv"
+    kmeans = summary[summary["algorithm"] == "kmeans"].groupby("dataset")["mean"].min()
     for ax in list(axes.flat)[len(datasets) :]:
         ax.set_visible(False)
     for ax, ds in zip(axes.flat, datasets):
         sub = private[private["dataset"] == ds]
         for name, g in sub.groupby("_series", sort=False):
             g = g.sort_values("epsilon")
-            c = colour[name]
-            ax.plot(g["epsilon"], g["mean"], marker="o", ms=3, label=name, color=c)
-            ci_band(ax, g["epsilon"], g["ci95_low"], g["ci95_high"], c)
+            ax.plot(g["epsilon"], g["mean"], label=name, **style[name])
+            ci_band(ax, g["epsilon"], g["ci95_low"], g["ci95_high"], style[name]["color"])
+        if ds not in base.index and ds in kmeans.index:  # the estimator pipeline's baseline
+            ax.axhline(kmeans[ds], color="k", ls="--", lw=1, label="baseline (k-means)")
         if ds in base.index:
             ax.axhline(base[ds], color="k", ls="--", lw=1, label="baseline (Lloyd, min)")
             if best[ds] < base[ds] * (1 - 1e-3):  # visibly lower only
@@ -94,7 +98,7 @@ def nicv_vs_epsilon(
         if log_y:
             ax.set_yscale("log")
         ax.set_xlabel("ε")
-        ax.set_ylabel("NICV")
+        ax.set_ylabel(metric_label(metric))
         ax.grid(alpha=0.3, which="both")
     figure_legend(fig, list(axes.flat)[: len(datasets)], band=True)
     if title:
@@ -120,17 +124,17 @@ def gap_vs_param(
         f"{v}, ε={e:g}" if several_eps else v
         for v, e in zip(series_labels(priv, "epsilon"), priv["epsilon"])
     ]
-    colour = colours(priv["series"])
+    style = styles(priv["series"])
     fig, axes = plt.subplots(1, len(xs), figsize=(5 * len(xs), 3.8), squeeze=False)
     for ax, x in zip(axes.flat, xs):
         for name, g in priv.groupby("series", sort=False):
             m = g.groupby(x)["gap"].mean().sort_index()
-            ax.plot(m.index, m.values, marker="o", ms=3, label=name, color=colour[name])
+            ax.plot(m.index, m.values, label=name, **style[name])
         averaged = [o for o in xs if o != x and o in priv and priv[o].nunique() > 1]
         if averaged:
             ax.set_title(f"mean over {', '.join(averaged)}", fontsize=9)
         ax.set_xlabel(x)
-        ax.set_ylabel("NICV − baseline")
+        ax.set_ylabel("NICV − baseline (normalised units²)")
         if x in ("k", "d", "N"):
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if log_y:  # a gap can be ≤ 0 (a method at the baseline): linear below 1e-3
@@ -183,11 +187,11 @@ def _per_dataset_lines(
     line when given."""
     rows = rows.assign(_series=series_labels(rows, param) if len(rows) else [])
     fig, panels = _panels(rows, ylabel, title)
-    colour = colours(rows["_series"]) if len(rows) else {}
+    style = styles(rows["_series"]) if len(rows) else {}
     for ax, ds, sub in panels:
         for name, g in sub.groupby("_series", sort=False):
             g = g.sort_values(x)
-            ax.plot(g[x], g[y], marker="o", ms=3, label=name, color=colour[name])
+            ax.plot(g[x], g[y], label=name, **style[name])
         if baseline is not None and ds in baseline.index:
             ax.axhline(baseline[ds], color="k", ls="--", lw=1, label="baseline (Lloyd, min)")
         ax.set_xlabel(xlabel)
@@ -213,7 +217,7 @@ def nicv_vs_step(
         "step",
         "step",
         "mean",
-        "NICV",
+        "NICV (normalised units²)",
         "iteration",
         title,
         False,
@@ -234,7 +238,7 @@ def nicv_vs_block(
         "block_size_mean",
         "block",
         "mean",
-        "NICV",
+        "NICV (normalised units²)",
         "block size (records)",
         title,
         True,
@@ -256,7 +260,7 @@ def time_vs_epsilon(
         "epsilon",
         "epsilon",
         "wall_time_s_mean",
-        "seconds per run",
+        "wall time per run (s)",
         "ε",
         title,
         True,
@@ -309,25 +313,25 @@ def lines(
     fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.8 * nrows), squeeze=False)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
-    colour = colours(s["_series"])
+    style = styles(s["_series"])
     for ax, (family, metric) in zip(axes.flat, panels):
         sub = s[s["_panel"] == family]
         y = "mean" if metric == primary else f"{metric}_mean"
         for series, g in sub.groupby("_series", sort=False):
             g = g.sort_values("_x")
-            c = colour[series]
+            c = style[series]["color"]
             if g["_x"].isna().all():
                 if len(g) == 1:  # one level: a dashed reference across the panel
                     ax.axhline(g[y].iloc[0], ls="--", lw=1, label=series, color=c)
                 continue
-            ax.plot(g["_x"], g[y], marker="o", ms=3, label=series, color=c)
+            ax.plot(g["_x"], g[y], label=series, **style[series])
             if metric == primary:
                 ci_band(ax, g["_x"], g["ci95_low"], g["ci95_high"], c)
         ax.set_title(
             family if len(families) > 1 or len(panels) == 1 else f"{family}: {metric}", fontsize=10
         )
         ax.set_xlabel(xlabel or AXIS_NAMES.get(x, x))
-        ax.set_ylabel(metric)
+        ax.set_ylabel(metric_label(metric))
         if log_x:
             ax.set_xscale("log")
             log_ticks(ax, sub["_x"])

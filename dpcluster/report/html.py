@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 import math
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from ..errors import DpclusterError
 from ..results import read_json, read_table
 from .drawn import usable
 from .privacy import AUDIT_COLUMNS
+from .runs import headline_tables
 
 #: summary columns shown per run, in this order, when present
 SUMMARY_COLUMNS = (
@@ -37,7 +39,7 @@ SUMMARY_COLUMNS = (
 )
 
 STYLE = """
-body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px;
+body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px;
        padding: 0 1em; color: #222; }
 h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; font-size: 13px; margin: .5em 0 1em; }
@@ -51,9 +53,35 @@ details { margin: .3em 0 1em; } summary { cursor: pointer; color: #245; }
 """
 
 
+#: the most summary rows a run's collapsed table shows (Figure 2 has 2,000: its file has them)
+MAX_SUMMARY_ROWS = 200
+
+#: every figure is drawn at 150 dpi; the page shows each at this share of its pixels, one
+#: scale for all (75 dpi, a figure's own size on a screen), which also keeps the page small
+PAGE_SCALE = 0.5
+
+
 def _png(path: Path) -> str:
-    """The figure as an inline image; the caller has checked it (:func:`.drawn.usable`)."""
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    """The figure as an inline image at :data:`PAGE_SCALE` of its pixels; the caller has
+    checked it (:func:`.drawn.usable`). Pillow (matplotlib's own dependency) resamples it;
+    a file it cannot read is inlined as it is."""
+    raw = path.read_bytes()
+    try:
+        from PIL import Image
+
+        with Image.open(io.BytesIO(raw)) as image:
+            size = (
+                max(1, round(image.width * PAGE_SCALE)),
+                max(1, round(image.height * PAGE_SCALE)),
+            )
+            small = image.convert("RGB").resize(size, Image.Resampling.LANCZOS)
+            buffer = io.BytesIO()
+            # a plot has few colours: a 256-colour palette keeps it sharp at a third the bytes
+            small.quantize(256).save(buffer, format="PNG", optimize=True)
+            raw = buffer.getvalue()
+    except (ImportError, OSError, ValueError):
+        pass
+    data = base64.b64encode(raw).decode("ascii")
     return f'<img alt="{html.escape(path.parent.name)}" src="data:image/png;base64,{data}">'
 
 
@@ -93,7 +121,17 @@ def _run(folder: Path, problem: str | None = None) -> list[str]:
         parts.append(f'<p class="fails">Does not verify: {html.escape(problem)}</p>')
     if usable(folder, "figure.png"):
         parts.append(_png(folder / "figure.png"))
+    if not problem:
+        for label, what, table in headline_tables(summary):
+            parts += [f"<p><b>{html.escape(label)}</b>: {html.escape(what)}</p>", _table(table)]
     shown = [c for c in SUMMARY_COLUMNS if c in summary.columns]
+    if len(summary) > MAX_SUMMARY_ROWS:
+        parts += [
+            f'<p class="muted">summary.csv: {len(summary)} rows, too many for this page '
+            f"(it shows up to {MAX_SUMMARY_ROWS}); the file holds them with the ε columns.</p>",
+            "</div>",
+        ]
+        return parts
     parts += [
         f"<details><summary>summary table ({len(summary)} rows; ε columns: the paper's "
         "claim and what provably holds)</summary>",
@@ -132,12 +170,23 @@ def write_html(
 
     checked = [(c, v) for c, v in verdicts if v[0] is not None]
     untried = len(verdicts) - len(checked)
+    holds = sum(1 for _, v in verdicts if v[0] is True)
+    fails = sum(1 for _, v in checked if v[0] is False)
+    verdict = (
+        f'<p><b class="holds">{holds} of {len(verdicts)} claims of the papers hold</b>; '
+        f'<span class="fails">{fails} do not</span>'
+        + (f"; {untried} have no data here" if untried else "")
+        + ' (<a href="#claims">the claims</a>).</p>'
+        if checked
+        else ""
+    )
     parts = [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>dpcluster results: {html.escape(str(results_dir))}</title>",
         f"<style>{STYLE}</style></head><body>",
         "<h1>dpcluster results</h1>",
+        verdict,
         f'<p class="muted">{html.escape(str(results_dir))}: {len(folders)} run(s). Written '
         "by <code>dpcluster report</code> from the result tables; open it anywhere.</p>",
         "<h2>Runs</h2>",
@@ -147,14 +196,13 @@ def write_html(
     ]
     for folder in folders:
         parts += _run(folder, unverified.get(folder.name))
-    parts.append("<h2>The papers' claims</h2>")
-    if checked:
-        parts += _claims(checked, labels)
-    if untried:
-        parts.append(
-            f'<p class="muted">{untried} claim(s) have no data here '
-            "(<code>make reproduce-all</code> runs them all).</p>"
-        )
+    if checked:  # a user's own runs get no paper text
+        parts += ['<h2 id="claims">The papers\' claims</h2>', *_claims(checked, labels)]
+        if untried:
+            parts.append(
+                f'<p class="muted">{untried} claim(s) have no data here '
+                "(<code>make reproduce-all</code> runs them all).</p>"
+            )
     audit = Path(results_dir) / "audit" / "audit.csv"
     try:
         table = read_table(audit) if audit.is_file() else None

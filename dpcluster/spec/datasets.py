@@ -19,7 +19,12 @@ from .fields import _check_keys, _expand, _mapping
 from .model import DatasetSpec
 
 
-def _datasets(file: str, raw: Any, bounds: str = "data") -> tuple[DatasetSpec, ...]:
+def _datasets(
+    file: str, raw: Any, bounds: str = "data", scaling: str = "per_feature"
+) -> tuple[DatasetSpec, ...]:
+    """The spec's datasets under the bounds policy and the working space ``scaling``
+    (:data:`~dpcluster.data.SCALINGS`; ``per_feature``, the default, stays out of every
+    key, so the papers' cell ids do not move)."""
     if not isinstance(raw, list) or not raw:
         raise SpecError(file, "datasets", raw, "must be a non-empty list")
     out: list[DatasetSpec] = []
@@ -39,7 +44,7 @@ def _datasets(file: str, raw: Any, bounds: str = "data") -> tuple[DatasetSpec, .
         if name in ("csv", "benchmark"):
             read = _csv_dataset if name == "csv" else _benchmark_dataset
             for one in _k_sweep(file, where, entry):
-                out.append(read(file, where, one, bounds))
+                out.append(read(file, where, one, bounds, scaling))
                 if out[-1].identity_key in [d.identity_key for d in out[:-1]]:
                     raise SpecError(
                         file,
@@ -96,6 +101,8 @@ def _datasets(file: str, raw: Any, bounds: str = "data") -> tuple[DatasetSpec, .
             combo.setdefault("bounds", bounds)
             if combo["bounds"] == "data":
                 del combo["bounds"]
+            if scaling != "per_feature":
+                combo["scaling"] = scaling
             ds = DatasetSpec(name, tuple(sorted(combo.items())), files)
             if files:
                 ds = _with_content(file, where, ds, files[0][1])
@@ -238,7 +245,9 @@ def _ball_domain(file: str, where: str, ball: dict) -> tuple:
     return ("ball", float(radius), data.freeze(center))
 
 
-def _csv_dataset(file: str, where: str, entry: dict, bounds: str) -> DatasetSpec:
+def _csv_dataset(
+    file: str, where: str, entry: dict, bounds: str, scaling: str = "per_feature"
+) -> DatasetSpec:
     """The ``csv`` dataset (dpcluster/data/user_csv.py): no sweeps; a relative path resolves
     against the spec's folder; the file is read here so that its errors come first.
     ``params.bounds`` is read as the policy when it is a word and as ``params.domain`` when
@@ -279,6 +288,8 @@ def _csv_dataset(file: str, where: str, entry: dict, bounds: str) -> DatasetSpec
                 "bounds: public needs the csv dataset's public box: params.domain: [lo, hi]",
             )
         frozen["bounds"] = "public"
+    if scaling != "per_feature":
+        frozen["scaling"] = scaling
     ds = DatasetSpec("csv", tuple(sorted(frozen.items())), (("path", shown, digest),))
     return _with_content(file, where, ds, shown)
 
@@ -293,7 +304,9 @@ def _with_content(file: str, where: str, ds: DatasetSpec, shown: str) -> Dataset
     return replace(ds, content=data.content_digest(loaded))
 
 
-def _benchmark_dataset(file: str, where: str, entry: dict, bounds: str) -> DatasetSpec:
+def _benchmark_dataset(
+    file: str, where: str, entry: dict, bounds: str, scaling: str = "per_feature"
+) -> DatasetSpec:
     """A ``benchmark`` set (dpcluster/data/benchmark.py): ``battery`` (a folder, relative to
     the spec's folder) and ``set`` name its two files, whose digests enter the identity."""
     params = dict(_mapping(file, f"{where}.params", entry.get("params", {}) or {}))
@@ -321,6 +334,8 @@ def _benchmark_dataset(file: str, where: str, entry: dict, bounds: str) -> Datas
         for role, path in zip(("data", "labels"), data.benchmark.files(folder, name), strict=True)
     }
     frozen = {"set": name, **({"k": params["k"]} if params.get("k") is not None else {})}
+    if scaling != "per_feature":
+        frozen["scaling"] = scaling
     for role, (absolute, _, digest) in resolved.items():
         frozen[role], frozen[f"{role}_sha256"] = absolute, digest
     ds = DatasetSpec(

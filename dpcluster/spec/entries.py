@@ -8,14 +8,23 @@ from typing import Any
 
 from .. import data
 from ..errors import SpecError, did_you_mean
-from ..experiments import CLASS_METRICS, known_metrics, known_names, lookup
+from ..experiments import CLASS_METRICS, known_metrics, known_names
+from ..experiments.pipeline import resolve
 from ..experiments.registry import plugin_code
 from ..privacy import check_user_epsilon
 from .fields import _check_keys, _expand, _int, _mapping
 from .model import AlgorithmSpec
 
 
-def _algorithms(file: str, raw: Any) -> tuple[AlgorithmSpec, ...]:
+def entry_of(alg: AlgorithmSpec):
+    """The registry entry a spec's algorithm runs, under the spec's pipeline."""
+    return resolve(alg.name, alg.source, alg.pipeline)
+
+
+def _algorithms(
+    file: str, raw: Any, pipeline: str = "paper", seeds: tuple[int, ...] = ()
+) -> tuple[AlgorithmSpec, ...]:
+    """The spec's algorithms; under ``seeds`` each runs once per seed."""
     if not isinstance(raw, list) or not raw:
         raise SpecError(file, "algorithms", raw, "must be a non-empty list")
     out: list[AlgorithmSpec] = []
@@ -26,7 +35,7 @@ def _algorithms(file: str, raw: Any) -> tuple[AlgorithmSpec, ...]:
         name = entry.get("name")
         source = str(Path(file).parent.resolve()) if isinstance(name, str) and ":" in name else ""
         try:
-            info = lookup(str(name), source)
+            info = resolve(str(name), source, pipeline)
         except KeyError as exc:
             hint = (
                 did_you_mean(str(name), known_names())
@@ -43,7 +52,16 @@ def _algorithms(file: str, raw: Any) -> tuple[AlgorithmSpec, ...]:
         except TypeError as exc:
             raise SpecError(file, f"{where}.name", name, str(exc)) from None
         code = plugin_code(str(name), source)
-        repeat = _int(file, f"{where}.repeat", entry.get("repeat", info.repeat_default), 1)
+        repeat = _int(
+            file, f"{where}.repeat", entry.get("repeat", len(seeds) or info.repeat_default), 1
+        )
+        if seeds and repeat != len(seeds):
+            raise SpecError(
+                file,
+                f"{where}.repeat",
+                repeat,
+                f"differs from the {len(seeds)} seeds: one run per seed",
+            )
         params = _mapping(file, f"{where}.params", entry.get("params", {}) or {})
         for combo in _expand(file, f"{where}.params", params, info.params):
             full = {p: combo.get(p, spec.default) for p, spec in info.params.items()}
@@ -54,6 +72,7 @@ def _algorithms(file: str, raw: Any) -> tuple[AlgorithmSpec, ...]:
                 defaults_overridden=tuple(sorted(combo)),
                 source=source,
                 code=code,
+                pipeline=pipeline,
             )
             if any(a.name == name and a.params == alg.params for a in out):
                 raise SpecError(
@@ -97,7 +116,7 @@ def _metrics(file: str, raw: Any, algorithms, datasets) -> list[str]:
     plugin's ``metrics`` declare its own); class-based metrics need datasets with classes."""
     if not isinstance(raw, list) or not raw:
         raise SpecError(file, "metrics", raw, "must be a non-empty list of metric names")
-    known = known_metrics(lookup(a.name, a.source) for a in algorithms)
+    known = known_metrics(entry_of(a) for a in algorithms)
     for n, m in enumerate(raw):
         if not isinstance(m, str) or m not in known:
             raise SpecError(
@@ -106,7 +125,7 @@ def _metrics(file: str, raw: Any, algorithms, datasets) -> list[str]:
         if m in raw[:n]:
             raise SpecError(file, f"metrics[{n}]", m, "is listed twice")
         for a in algorithms:
-            produced = lookup(a.name, a.source).metrics
+            produced = entry_of(a).metrics
             if m not in produced:
                 raise SpecError(
                     file,

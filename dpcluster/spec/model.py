@@ -15,6 +15,7 @@ Example::
     plot: {kind: nicv_vs_epsilon, log_y: true}
     bounds: data        # or public: scale by each dataset's declared domain (docs/privacy.md)
     delta: 1.0e-6       # optional: every ε of the grid becomes (ε, δ) (docs/privacy.md)
+    pipeline: paper     # or estimator: run each method as DPKMeans does (docs/specs.md)
 
 A key left out takes the default of its dataclass field.
 """
@@ -40,6 +41,9 @@ TOP_KEYS = {
     "plot",
     "bounds",
     "delta",
+    "pipeline",
+    "scaling",
+    "seeds",
 }
 
 REQUIRED = ("name", "seed", "datasets", "algorithms")
@@ -104,6 +108,9 @@ class AlgorithmSpec:
     #: a plugin's code identity: (file relative to ``source``, sha256) of its module and
     #: of every module of that folder it imports (experiments.registry.plugin_code)
     code: tuple[tuple[str, str], ...] = ()
+    #: the spec's pipeline (dpcluster/experiments/pipeline.py): which of the entry's
+    #: runners, parameters and metrics apply
+    pipeline: str = "paper"
 
     @property
     def kwargs(self) -> dict:
@@ -150,10 +157,20 @@ class Spec:
     overrides: tuple[tuple[str, str], ...] = ()
     #: δ of every ε in the grid; 0 (the default) is pure ε
     delta: float = 0.0
+    #: ``paper`` or ``estimator`` (dpcluster/experiments/pipeline.py)
+    pipeline: str = "paper"
+    #: the estimator pipeline's working space (:data:`dpcluster.data.SCALINGS`)
+    scaling: str = "per_feature"
+    #: run i of every cell draws from ``numpy.random.default_rng(seeds[i])``; () for the
+    #: identity streams
+    seeds: tuple[int, ...] = ()
 
     @property
     def hash(self) -> str:
-        return hashlib.sha256(canonical(self.raw).encode()).hexdigest()
+        """sha256 of the spec's document; ``pipeline: paper``, the default, does not enter
+        (the papers' specs state it, and their hashes are those they had before the key)."""
+        raw = {k: v for k, v in self.raw.items() if not (k == "pipeline" and v == "paper")}
+        return hashlib.sha256(canonical(raw).encode()).hexdigest()
 
     @property
     def default_out(self) -> Path:

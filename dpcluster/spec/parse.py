@@ -17,10 +17,10 @@ import yaml
 from .. import data
 from ..algorithms.init import INIT_METHODS
 from ..errors import SpecError, did_you_mean
-from ..experiments import lookup
+from ..experiments.pipeline import PIPELINES
 from .datasets import _datasets
 from .document import _load_yaml, apply_overrides
-from .entries import _algorithms, _epsilons, _metrics
+from .entries import _algorithms, _epsilons, _metrics, entry_of
 from .fields import _check_keys, _int, _mapping
 from .model import REQUIRED, TOP_KEYS, InitSpec, Spec
 from .plot import _undrawable, parse_plot
@@ -56,11 +56,10 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
             "is not an allowed value",
             did_you_mean(str(bounds), data.BOUNDS),
         )
-    datasets = _datasets(file, raw["datasets"], bounds)
-    algorithms = _algorithms(file, raw["algorithms"])
-    epsilon = _epsilons(
-        file, raw.get("epsilon"), any(lookup(a.name, a.source).private for a in algorithms)
-    )
+    pipeline, scaling, seeds = _pipeline(file, raw)
+    datasets = _datasets(file, raw["datasets"], bounds, scaling)
+    algorithms = _algorithms(file, raw["algorithms"], pipeline, seeds)
+    epsilon = _epsilons(file, raw.get("epsilon"), any(entry_of(a).private for a in algorithms))
     delta = _delta(file, raw.get("delta", 0.0))
     init_raw = _mapping(file, "init", raw.get("init", {}) or {})
     _check_keys(file, "init", init_raw, {"sets", "method"})
@@ -76,7 +75,8 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
             "unknown init method",
             did_you_mean(str(init.method), INIT_METHODS),
         )
-    metrics = _metrics(file, raw.get("metrics", ["nicv"]), algorithms, datasets)
+    default_metrics = ["cost"] if pipeline == "estimator" else ["nicv"]
+    metrics = _metrics(file, raw.get("metrics", default_metrics), algorithms, datasets)
     for ds in datasets:
         label = ds.kwargs.get("label", "")
         if problem := _undrawable(str(label)):
@@ -93,12 +93,56 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
         algorithms=algorithms,
         epsilon=epsilon,
         delta=delta,
+        pipeline=pipeline,
+        scaling=scaling,
+        seeds=seeds,
         init=init,
         metrics=tuple(metrics),
         plot=plot,
         path=file,
         raw=raw,
     )
+
+
+def _pipeline(file: str, raw: dict) -> tuple[str, str, tuple[int, ...]]:
+    """(pipeline, scaling, seeds): ``scaling`` and ``seeds`` belong to the estimator
+    pipeline, whose scaling is DPKMeans's default, ``common``."""
+    pipeline = raw.get("pipeline", "paper")
+    if pipeline not in PIPELINES:
+        raise SpecError(
+            file,
+            "pipeline",
+            pipeline,
+            "is not an allowed value",
+            did_you_mean(str(pipeline), PIPELINES),
+        )
+    for key in ("scaling", "seeds"):
+        if key in raw and pipeline != "estimator":
+            raise SpecError(
+                file,
+                key,
+                raw[key],
+                "belongs to pipeline: estimator (the papers' pipeline scales each feature "
+                "and draws from the runs' identity streams)",
+            )
+    scaling = raw.get("scaling", "common" if pipeline == "estimator" else "per_feature")
+    if scaling not in data.SCALINGS:
+        raise SpecError(
+            file,
+            "scaling",
+            scaling,
+            "is not an allowed value",
+            did_you_mean(str(scaling), data.SCALINGS),
+        )
+    seeds = raw.get("seeds", [])
+    if not isinstance(seeds, list) or "seeds" in raw and not seeds:
+        raise SpecError(file, "seeds", seeds, "must be a non-empty list of integers")
+    for n, s in enumerate(seeds):
+        if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+            raise SpecError(file, f"seeds[{n}]", s, "must be an integer >= 0 (a random_state)")
+    if len(set(seeds)) != len(seeds):
+        raise SpecError(file, "seeds", seeds, "has duplicate values: runs would repeat")
+    return pipeline, scaling, tuple(seeds)
 
 
 def _delta(file: str, raw) -> float:
