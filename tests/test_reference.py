@@ -39,3 +39,13 @@ def test_reference_summaries_belong_to_the_current_specs(path):
 def test_committed_report_is_recomputed_from_the_committed_summaries(tmp_path):
     fresh = report.write_report(REFERENCE, tmp_path / "REPORT.md").read_text()
     assert fresh == (REFERENCE / "REPORT.md").read_text()
+
+
+def test_the_committed_page_is_small_and_leads_with_the_verdict():
+    """docs/results/REPORT.html opens in any browser without the repository: under 1.5 MB
+    with every figure inlined, the claims' count first."""
+    page = REFERENCE / "REPORT.html"
+    assert page.stat().st_size < 1.5 * 2**20
+    text = page.read_text()
+    first = text.index("claims of the papers hold")
+    assert first < text.index("<h2>Runs</h2>") and text.count("data:image/png;base64") >= 12
