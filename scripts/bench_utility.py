@@ -340,7 +340,9 @@ def main(argv=None) -> int:
         print(f"{name}: fewer than 2 reference clusters; left out", file=sys.stderr)
     sets = [name for name in sets if name not in skipped]
     eps = [float(e) for e in args.eps.split(",")]
-    methods = args.methods.split(",") if args.methods else [*METHODS, "dplloyd_paper"]
+    # diffprivlib joins below as shipped on the raw data (not through DPKMeans's scaling)
+    own = [m for m in METHODS if m != "diffprivlib"]
+    methods = args.methods.split(",") if args.methods else [*own, "dplloyd_paper"]
     if diffprivlib_kmeans() is not None and not args.methods:
         methods.append("diffprivlib")
     tasks = [(name, "kmeans", 0.0, 0) for name in sets]

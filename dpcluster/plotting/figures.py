@@ -71,7 +71,9 @@ def nicv_vs_epsilon(
     base, best = _baseline(summary), _reference_baseline(summary)
     ncols = min(3, len(datasets))
     nrows = math.ceil(len(datasets) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=_panel_size(len(datasets), ncols, nrows), squeeze=False
+    )
     private = summary[np.isfinite(summary["epsilon"])].copy()
     private["_series"] = series_labels(private, "epsilon")
     style = styles(private["_series"])
@@ -125,11 +127,38 @@ def gap_vs_param(
         for v, e in zip(series_labels(priv, "epsilon"), priv["epsilon"])
     ]
     style = styles(priv["series"])
-    fig, axes = plt.subplots(1, len(xs), figsize=(5 * len(xs), 3.8), squeeze=False)
+    floor = _log_floor(priv, xs) if log_y else None
+    fig, axes = plt.subplots(1, len(xs), figsize=(5.6 * len(xs), 3.8), squeeze=False)
     for ax, x in zip(axes.flat, xs):
         for name, g in priv.groupby("series", sort=False):
             m = g.groupby(x)["gap"].mean().sort_index()
-            ax.plot(m.index, m.values, label=name, **style[name])
+            if floor is None:
+                ax.plot(m.index, m.values, label=name, **style[name])
+                continue
+            # a gap at or below the floor (a method at the baseline) is drawn on the floor
+            # with an open marker, not stretched across decades by a symlog axis
+            ax.plot(m.index, np.maximum(m.values, floor), label=name, **style[name])
+            low = m.values <= floor
+            if low.any():
+                ax.plot(
+                    m.index[low],
+                    np.full(low.sum(), floor),
+                    ls="none",
+                    marker=style[name]["marker"],
+                    ms=7,
+                    mfc="white",
+                    color=style[name]["color"],
+                )
+        if floor is not None:
+            ax.plot(
+                [],
+                [],
+                ls="none",
+                marker="o",
+                mfc="white",
+                color="grey",
+                label=f"open: gap ≤ {floor:g}, at the baseline",
+            )
         averaged = [o for o in xs if o != x and o in priv and priv[o].nunique() > 1]
         if averaged:
             ax.set_title(f"mean over {', '.join(averaged)}", fontsize=9)
@@ -137,8 +166,8 @@ def gap_vs_param(
         ax.set_ylabel("NICV − baseline (normalised units²)")
         if x in ("k", "d", "N"):
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        if log_y:  # a gap can be ≤ 0 (a method at the baseline): linear below 1e-3
-            ax.set_yscale("symlog", linthresh=1e-3)
+        if log_y:
+            ax.set_yscale("log")
             label_within_a_decade(ax)
         ax.grid(alpha=0.3)
     if title:
@@ -148,12 +177,34 @@ def gap_vs_param(
     return save(fig, out, stem)
 
 
+def _panel_size(panels: int, ncols: int, nrows: int) -> tuple[float, float]:
+    """Inches of a grid of dataset panels: a lone panel gets the width its legend below
+    needs, so the plot fills the canvas rather than a corner of it."""
+    if panels == 1:
+        return (7.2, 4.6)
+    return (4.6 * ncols, 3.6 * nrows)
+
+
+def _log_floor(priv: pd.DataFrame, xs) -> float | None:
+    """The floor of a log gap axis: a power of ten below half the smallest positive mean
+    gap drawn, or None when every drawn gap is positive (nothing needs a floor)."""
+    gaps = np.concatenate(
+        [g.groupby(x)["gap"].mean().to_numpy() for x in xs for _, g in priv.groupby("series")]
+    )
+    positive = gaps[gaps > 0]
+    if len(positive) == len(gaps) or not len(positive):
+        return None if len(positive) else 1e-3
+    return float(10.0 ** math.floor(math.log10(positive.min() / 2)))
+
+
 def _panels(summary: pd.DataFrame, ylabel: str, title: str):
     """A grid of one panel per dataset; yields (axes, dataset, its rows)."""
     datasets = list(dict.fromkeys(summary["dataset"]))
     ncols = min(3, len(datasets))
     nrows = math.ceil(len(datasets) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=_panel_size(len(datasets), ncols, nrows), squeeze=False
+    )
     for ax in list(axes.flat)[len(datasets) :]:
         ax.set_visible(False)
     if title:
