@@ -24,8 +24,9 @@ declared ones, validated), ``repeat``, ``n_init``/``init_sets()`` and ``streams`
 returns one row per run (``init``, ``rep``, the metrics) and the ledger of a run.
 
 What is enforced (here and by the harness): a private entry must return a
-:class:`~dpcluster.privacy.Ledger` that books something, each release a positive finite ε,
-and its provable totals may not exceed the cell's ε and δ; every row's (ε, δ) columns are
+:class:`~dpcluster.privacy.Ledger` that books something, each release a positive finite ε
+(or ∞ for a claim it cannot prove: :func:`external_claim`), and its provable totals and
+its claims may not exceed the cell's ε and δ; every row's (ε, δ) columns are
 written from that ledger, whatever the row says (non-private entries: ε = ``inf``, δ = 1);
 a ``centroids`` value
 must be finite and of shape (k, d); every row has integer ``init`` and ``rep``, a number
@@ -47,7 +48,26 @@ from .privacy import Ledger, check_epsilon, not_private, spent
 from .privacy.ledger import Spend
 from .results import GROUP
 
-__all__ = ["AlgorithmInfo", "CellContext", "Param", "algorithm"]
+__all__ = ["AlgorithmInfo", "CellContext", "Param", "algorithm", "external_claim"]
+
+
+def external_claim(ledger, what: str, epsilon: float, delta: float = 0.0) -> None:
+    """Book a release made by code dpcluster cannot vouch for (another library's fit) as a
+    **claim only**: its rows show ``epsilon`` as claimed and ∞ as provable, never the
+    other way round, until the ledger books what that code provably spends instead (as
+    dpcluster/algorithms/comparators.py does for diffprivlib). ``ledger``: the run's
+    :class:`~dpcluster.privacy.Ledger`."""
+    from .privacy import ExactRelease
+
+    ledger.record(
+        ExactRelease(
+            what,
+            claim=f"{what}: claimed by its authors, not proven here",
+            claimed_epsilon=float(epsilon),
+            claimed_delta=float(delta),
+        ),
+        what,
+    )
 
 
 #: the columns the harness writes into every row (the grouping columns of the tables, and
@@ -170,7 +190,9 @@ def _ledger_spend(label: str, ledger: dict) -> dict[str, float]:
         eps = entry.get("epsilon") if isinstance(entry, dict) else None
         delta = entry.get("delta", 0.0) if isinstance(entry, dict) else None
         rho = entry.get("rho", 0.0) if isinstance(entry, dict) else None
-        ok = check_epsilon(eps) is None and _is_number(delta) and 0 <= delta < 1
+        # an ExactRelease (external_claim) books ∞: nothing proven, its claim kept
+        exact = entry.get("mechanism") == "ExactRelease" and eps == math.inf
+        ok = (exact or check_epsilon(eps) is None) and _is_number(delta) and 0 <= delta < 1
         if not ok or not (_is_number(rho) and 0 <= rho < math.inf):
             raise PluginError(
                 f"{label}: ledger entry {n} books ε = {eps!r}, δ = {delta!r}, ρ = {rho!r}; "
@@ -208,8 +230,11 @@ def enforce(label: str, info: AlgorithmInfo, ctx: CellContext, rows: list, ledge
         provable, delta = used["epsilon_provable"], used["delta_provable"]
         if provable <= 0:
             raise PluginError(f"{label} is private but its ledger books nothing")
-        if provable > ctx.epsilon * (1 + 1e-9):
+        if math.isfinite(provable) and provable > ctx.epsilon * (1 + 1e-9):
             raise PluginError(f"{label} books ε = {provable:g} in a cell of ε = {ctx.epsilon:g}")
+        claimed = used["epsilon_claimed"]
+        if claimed > ctx.epsilon * (1 + 1e-9):
+            raise PluginError(f"{label} claims ε = {claimed:g} in a cell of ε = {ctx.epsilon:g}")
         if delta > ctx.delta * (1 + 1e-9):
             raise PluginError(f"{label} books δ = {delta:g} in a cell of δ = {ctx.delta:g}")
     else:

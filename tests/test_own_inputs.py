@@ -734,3 +734,34 @@ def test_suspicious_data_is_named_by_its_label_and_1_based_column():
         "mine: constant column(s) 1, 2 (1-based), scaled to 0",
         "mine: only 1 distinct records for k = 2 clusters",
     ]
+
+
+def test_a_plugin_books_another_librarys_epsilon_as_a_claim_only(tmp_path):
+    """external_claim: the rows show the library's ε as claimed and ∞ as provable, and the
+    report's privacy table says the claim is not proven."""
+    body = (
+        "    from dpcluster.plugins import external_claim\n"
+        "    L = Ledger(); external_claim(L, 'their KMeans', ctx.epsilon)\n"
+        f"    extra = {{}}\n    return {ROWS}, L\n"
+    )
+    _plugin_spec(tmp_path, body)
+    proc = run_cli("run", "spec.yaml", "-q", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    import pandas as pd
+
+    runs = pd.read_csv(tmp_path / "results" / "p" / "runs.csv")
+    assert (runs["epsilon_claimed"] == 1.0).all() and np.isinf(runs["epsilon_provable"]).all()
+    assert run_cli("report", "--results", "results", cwd=tmp_path).returncode == 0
+    report = (tmp_path / "results" / "REPORT.md").read_text()
+    assert "| p | plug:f | 1 | ∞ | 0 | 0 | no |" in report
+
+
+def test_a_plugin_may_not_claim_more_than_its_cell(tmp_path):
+    body = (
+        "    from dpcluster.plugins import external_claim\n"
+        "    L = Ledger(); external_claim(L, 'their KMeans', 2 * ctx.epsilon)\n"
+        f"    extra = {{}}\n    return {ROWS}, L\n"
+    )
+    _plugin_spec(tmp_path, body)
+    proc = run_cli("run", "spec.yaml", "-q", cwd=tmp_path)
+    assert proc.returncode == 1 and "claims ε = 2 in a cell of ε = 1" in proc.stderr
