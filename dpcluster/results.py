@@ -324,7 +324,7 @@ def t975(n: int) -> float:
 
 
 #: per-run columns whose mean is carried into the summary when present
-MEAN_COLUMNS = ("fell_back", "block_size", "blocks", "cells", "iterations")
+MEAN_COLUMNS = ("fell_back", "block_size", "blocks", "cells", "iterations", "noise_epsilon")
 
 
 def timing(runs: pd.DataFrame) -> pd.DataFrame:

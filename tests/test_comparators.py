@@ -104,3 +104,38 @@ def test_the_audit_certifies_more_than_the_claimed_epsilon():
     row = table[table["algorithm"] == "diffprivlib"].iloc[0]
     assert row["epsilon_lb_discrete"] > 2.0 and row["verdict"] == "violation"
     assert math.isinf(row["epsilon_provable"])
+
+
+@needs_diffprivlib
+def test_a_spec_row_shows_diffprivlibs_nominal_and_real_epsilon(tmp_path):
+    """Through a spec (the estimator pipeline) a diffprivlib row carries its nominal ε as
+    claimed, ∞ as provable, and what its noise alone spends at d = 13."""
+    import pandas as pd
+
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame(rng.normal(size=(300, 13)), columns=[f"f{i}" for i in range(13)])
+    frame.to_csv(tmp_path / "x.csv", index=False)
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "s",
+                "seed": 1,
+                "pipeline": "estimator",
+                "datasets": [{"name": "csv", "params": {"path": "x.csv", "k": 3}}],
+                "epsilon": [1.0],
+                "algorithms": [
+                    {"name": "kmeans", "repeat": 1},
+                    {"name": "diffprivlib", "repeat": 2},
+                ],
+                "plot": {"kind": "none"},
+            }
+        )
+    )
+    harness.run_spec(spec.load(path), tmp_path / "out")
+    summary = pd.read_csv(tmp_path / "out" / "summary.csv").set_index("algorithm")
+    row = summary.loc["diffprivlib"]
+    assert row["epsilon_claimed_max"] == pytest.approx(1.0)
+    assert math.isinf(row["epsilon_provable_max"])
+    assert row["noise_epsilon_mean"] == pytest.approx(_swapped(1.0, 13), rel=1e-12)
+    assert row["cost_ratio"] > 1.0

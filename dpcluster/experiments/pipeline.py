@@ -37,6 +37,9 @@ PIPELINES = ("paper", "estimator")
 #: data's units), ``nicv`` (the same in the working space) and, on data with classes, the
 #: class-agreement scores of the records' nearest centres
 ESTIMATOR_METRICS = ("cost", "nicv", *CLASS_METRICS)
+#: a fit's ``info`` values its rows carry: what auto chose, the grid's size and fallback
+#: (meta.json counts one-cell grids), and what a comparator's noise alone spends
+INFO_COLUMNS = ("chosen", "cells", "fell_back", "noise_epsilon")
 #: the non-private baseline of the estimator pipeline, and its runs' k-means++ restarts
 BASELINE = "kmeans"
 BASELINE_N_INIT = 10
@@ -111,8 +114,7 @@ def estimator_runs(ctx: CellContext, fit: CentralFit) -> tuple[list[Row], dict]:
             fit, ds.X, ctx.k, ctx.epsilon, rng, ds.box_radius, given, ctx.delta, ds.ball
         )
         ledger = res.ledger.to_dict()
-        # what auto chose, and the grid's size (meta.json counts one-cell grids)
-        chosen = {c: res.info[c] for c in ("chosen", "cells", "fell_back") if c in res.info}
+        chosen = {c: res.info[c] for c in INFO_COLUMNS if c in res.info}
         rows.append(
             {
                 "init": 0,
