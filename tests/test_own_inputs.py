@@ -736,15 +736,20 @@ def test_suspicious_data_is_named_by_its_label_and_1_based_column():
     ]
 
 
+def _claiming_plugin(tmp_path: Path, times: float) -> Path:
+    """A plugin that books another library's fit at ``times`` the cell's ε, as a claim."""
+    body = (
+        "    from dpcluster.plugins import external_claim\n"
+        f"    L = Ledger(); external_claim(L, 'their KMeans', {times} * ctx.epsilon)\n"
+        f"    extra = {{}}\n    return {ROWS}, L\n"
+    )
+    return _plugin_spec(tmp_path, body)
+
+
 def test_a_plugin_books_another_librarys_epsilon_as_a_claim_only(tmp_path):
     """external_claim: the rows show the library's ε as claimed and ∞ as provable, and the
     report's privacy table says the claim is not proven."""
-    body = (
-        "    from dpcluster.plugins import external_claim\n"
-        "    L = Ledger(); external_claim(L, 'their KMeans', ctx.epsilon)\n"
-        f"    extra = {{}}\n    return {ROWS}, L\n"
-    )
-    _plugin_spec(tmp_path, body)
+    _claiming_plugin(tmp_path, 1.0)
     proc = run_cli("run", "spec.yaml", "-q", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     import pandas as pd
@@ -757,11 +762,6 @@ def test_a_plugin_books_another_librarys_epsilon_as_a_claim_only(tmp_path):
 
 
 def test_a_plugin_may_not_claim_more_than_its_cell(tmp_path):
-    body = (
-        "    from dpcluster.plugins import external_claim\n"
-        "    L = Ledger(); external_claim(L, 'their KMeans', 2 * ctx.epsilon)\n"
-        f"    extra = {{}}\n    return {ROWS}, L\n"
-    )
-    _plugin_spec(tmp_path, body)
+    _claiming_plugin(tmp_path, 2.0)
     proc = run_cli("run", "spec.yaml", "-q", cwd=tmp_path)
     assert proc.returncode == 1 and "claims ε = 2 in a cell of ε = 1" in proc.stderr
