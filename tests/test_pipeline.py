@@ -207,3 +207,15 @@ def test_bounds_that_clip_many_records_are_a_warning_in_meta(tmp_path):
     harness.run_spec(spec.load(path), tmp_path / "out")
     meta = json.loads((tmp_path / "out" / "meta.json").read_text())
     assert any("clipped into them" in w for w in meta["data_warnings"]), meta["data_warnings"]
+
+
+def test_the_users_page_names_methods_as_the_legend_does_and_has_no_paper_text(tmp_path):
+    from dpcluster import report
+
+    _wine_like(tmp_path)
+    harness.run_spec(spec.load(_spec(tmp_path, {})), tmp_path / "results" / "mine")
+    report.write_report(tmp_path / "results")
+    page = (tmp_path / "results" / "REPORT.html").read_text()
+    assert "<td>improved DPLloyd</td>" in page and "<td>dplloyd_improved</td>" not in page
+    assert "(2." in page or "×)" in page  # costs carry their ratio to the baseline
+    assert "claims" not in page and "Theorem" not in page

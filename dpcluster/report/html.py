@@ -20,7 +20,7 @@ from ..errors import DpclusterError
 from ..results import read_json, read_table
 from .drawn import usable
 from .privacy import AUDIT_COLUMNS
-from .runs import headline_tables
+from .runs import headline_tables, method_labels
 
 #: summary columns shown per run, in this order, when present
 SUMMARY_COLUMNS = (
@@ -132,10 +132,13 @@ def _run(folder: Path, problem: str | None = None) -> list[str]:
             "</div>",
         ]
         return parts
+    table = summary[shown]
+    if "variant" in table.columns:  # the legend's label, not the identity string
+        table = table.assign(variant=method_labels(summary)).rename(columns={"variant": "method"})
     parts += [
         f"<details><summary>summary table ({len(summary)} rows; ε columns: the paper's "
         "claim and what provably holds)</summary>",
-        _table(summary[shown]) if shown else "<p>(no summary columns)</p>",
+        _table(table) if shown else "<p>(no summary columns)</p>",
         "</details>",
         "</div>",
     ]

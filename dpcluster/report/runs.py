@@ -24,6 +24,15 @@ def _labels(summary: pd.DataFrame) -> pd.Series:
     return series_labels(summary, "epsilon")
 
 
+def method_labels(summary: pd.DataFrame) -> pd.Series:
+    """Each summary row's method as the legend names it, or its ``variant`` where the rows
+    cannot be labelled (a plugin's summary may hold anything)."""
+    try:
+        return _labels(summary)
+    except (KeyError, ValueError, TypeError):
+        return summary["variant"].astype(str)
+
+
 def _value(mean: float, ratio: float | None) -> str:
     if mean != mean:
         return "–"
@@ -41,11 +50,7 @@ def headline_tables(summary: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]
         return []
     if summary["dataset"].nunique() > MAX_TABLES:
         return []
-    try:  # a plugin's summary may hold anything: a table it cannot label is left out
-        labels = _labels(summary)
-    except (KeyError, ValueError, TypeError):
-        return []
-    s = summary.assign(method_label=labels)
+    s = summary.assign(method_label=method_labels(summary))
     has_ratio = "cost_ratio" in s.columns
     out = []
     for _, sub in s.groupby("dataset", sort=False):
