@@ -139,3 +139,17 @@ def test_a_spec_row_shows_diffprivlibs_nominal_and_real_epsilon(tmp_path):
     assert math.isinf(row["epsilon_provable_max"])
     assert row["noise_epsilon_mean"] == pytest.approx(_swapped(1.0, 13), rel=1e-12)
     assert row["cost_ratio"] > 1.0
+
+
+def test_the_audit_leaves_out_a_comparator_that_is_not_installed(monkeypatch):
+    from dpcluster.audit import catalogue
+    from dpcluster.audit.choose import choose_targets
+    from dpcluster.errors import DpclusterError
+
+    def missing():
+        raise ImportError(f"diffprivlib is not installed: {comparators.INSTALL_HINT}")
+
+    monkeypatch.setattr(comparators, "load_diffprivlib_kmeans", missing)
+    assert "diffprivlib" not in catalogue.targets()  # neither its own nor a generic target
+    with pytest.raises(DpclusterError, match="diffprivlib cannot be audited here"):
+        choose_targets(["diffprivlib"])

@@ -4,6 +4,7 @@ for each private registry entry that none of them covers; and the entries not au
 from __future__ import annotations
 
 from ..experiments import ALGORITHMS
+from .comparator_targets import unavailable
 from .generic import entry_target
 from .local_targets import local_targets
 from .targets import Target, central_targets
@@ -15,6 +16,7 @@ def targets() -> dict[str, Target]:
     so an entry declared in the registry alone is audited too."""
     own = {t.name: t for t in [*central_targets(), *local_targets()]}
     covered = {c for t in own.values() for c in (t.name, *t.covers)} | set(not_private())
+    covered |= set(unavailable())  # an optional comparator that is not installed
     for name, info in ALGORITHMS.items():
         if info.private and name not in covered:
             own[name] = entry_target(name, info)

@@ -8,6 +8,7 @@ import pandas as pd
 
 from ..errors import DpclusterError
 from ..experiments import ALGORITHMS, lookup
+from .comparator_targets import unavailable
 from .generic import entry_target
 from .run import audit_names, select
 from .targets import Target
@@ -43,6 +44,9 @@ def choose_targets(
                     extra.append(entry_target(a.variant, info, a.kwargs))
             elif a.name not in names:
                 names.append(a.name)
+    for name in names or []:
+        if name in (missing := unavailable()):
+            raise DpclusterError(f"--algorithms: {name} cannot be audited here: {missing[name]}")
     try:
         select(names)
     except KeyError as exc:

@@ -45,6 +45,13 @@ def _diffprivlib_run(X, epsilon, rng, n, trial=None):
     return np.array(out), ledger
 
 
+def unavailable() -> dict[str, str]:
+    """The comparator entries that cannot run here, and why (not installed): the audit
+    leaves them out rather than fail on them."""
+    problem = diffprivlib_problem()
+    return {"diffprivlib": problem} if problem else {}
+
+
 def comparator_targets() -> list[Target]:
     """The installed comparators' targets."""
     if diffprivlib_problem() is not None:
