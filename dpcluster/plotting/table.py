@@ -27,10 +27,15 @@ def table(summary: pd.DataFrame, out: Path, stem: str, metrics: tuple[str, ...])
             }
         )
     df = pd.DataFrame(rows)
-    head = "| " + " | ".join(df.columns) + " |"
-    sep = "|" + "---|" * len(df.columns)
-    body = ["| " + " | ".join(str(v) for v in row) + " |" for row in df.itertuples(index=False)]
     paths = [out / f"{stem}.csv", out / f"{stem}.md"]
     atomic_write_text(paths[0], to_csv(df))
-    atomic_write_text(paths[1], "\n".join([head, sep, *body]) + "\n")
+    atomic_write_text(paths[1], "\n".join(markdown_lines(df)) + "\n")
     return paths
+
+
+def markdown_lines(df: pd.DataFrame) -> list[str]:
+    """A table as Markdown lines: its header, the rule, one line per row."""
+    head = "| " + " | ".join(str(c) for c in df.columns) + " |"
+    sep = "|" + "---|" * len(df.columns)
+    body = ["| " + " | ".join(str(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return [head, sep, *body]

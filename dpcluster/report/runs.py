@@ -73,8 +73,7 @@ def headline_tables(summary: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]
 
 
 def markdown(table: pd.DataFrame) -> list[str]:
-    """A table as Markdown lines."""
-    head = "| " + " | ".join(table.columns) + " |"
-    rule = "|" + "---|" * len(table.columns)
-    body = ["| " + " | ".join(str(v) for v in row) + " |" for row in table.itertuples(index=False)]
-    return [head, rule, *body]
+    """A table as Markdown lines (the same writer as Table III's ``table.md``)."""
+    from ..plotting.table import markdown_lines
+
+    return markdown_lines(table)
