@@ -11,6 +11,7 @@ the post-processing a wrong constant would silently change.
 from __future__ import annotations
 
 import importlib
+import itertools
 import math
 
 import numpy as np
@@ -251,22 +252,36 @@ def test_weighted_kmeans_weights_every_point_and_ignores_weightless_ones():
     assert all(any(np.array_equal(c, p) for p in P) for c in C)
 
 
-def test_weighted_kmeans_seeds_by_weight_times_squared_distance():
-    """k-means++ with weights, read off with no Lloyd step (max_iter = 0): the first seed
-    is drawn ∝ w, each next one ∝ w·D², D the distance to the nearest seed so far. Four
-    points on a line with weights and distances small enough that no mass sums to 1."""
+@pytest.mark.parametrize("trials", [1, 2])
+def test_weighted_kmeans_seeds_by_weight_times_squared_distance(trials):
+    """Greedy k-means++ with weights, read off with no Lloyd step (max_iter = 0): the first
+    seed is drawn ∝ w; each next one is, of ``trials`` candidates drawn ∝ w·D² (D the
+    distance to the nearest seed so far), the first of lowest Σ w·D² after it (one
+    candidate: plain k-means++). Four points on a line with weights and distances small
+    enough that no mass sums to 1; the exact law by enumerating the candidates."""
     x, w = np.array([0.0, 0.3, 0.9, 1.0]), np.array([0.1, 0.1, 0.2, 0.15])
+
+    def next_seed(d2):
+        """{point: probability} of the next seed given the current D² (4,)."""
+        q = w * d2 / (w * d2).sum()
+        law = dict.fromkeys(range(4), 0.0)
+        for picks in itertools.product(range(4), repeat=trials):
+            after = [(w * np.minimum(d2, (x - x[c]) ** 2)).sum() for c in picks]
+            law[picks[int(np.argmin(after))]] += float(np.prod(q[list(picks)]))
+        return law
+
     expected = {}
     for i in range(4):
         d_i = (x - x[i]) ** 2
-        for j in range(4):
+        for j, p_j in next_seed(d_i).items():
             d_ij = np.minimum(d_i, (x - x[j]) ** 2)
-            for k in range(4):
-                p = w[i] / w.sum() * (w * d_i)[j] / (w * d_i).sum()
-                expected[i, j, k] = p * (w * d_ij)[k] / (w * d_ij).sum() if p else 0.0
+            for k, p_k in next_seed(d_ij).items():
+                expected[i, j, k] = w[i] / w.sum() * p_j * p_k
     draws, n = dict.fromkeys(expected, 0), 6000
     for seed in range(n):
-        C = weighted_kmeans(x[:, None], w, 3, np.random.default_rng(seed), n_init=1, max_iter=0)
+        C = weighted_kmeans(
+            x[:, None], w, 3, np.random.default_rng(seed), n_init=1, max_iter=0, trials=trials
+        )
         draws[tuple(int(np.argmin(np.abs(x - c))) for c in C[:, 0])] += 1
     for triple, p in expected.items():
         assert abs(draws[triple] / n - p) <= 5 * math.sqrt(p * (1 - p) / n) + 1e-9, triple

@@ -19,7 +19,9 @@ the utility benchmark showed it needs:
    (:func:`lsh_node_size`): then a tree finds the clusters that a Lloyd start in many
    dimensions misses. On a ball domain LSH-splits with Gaussian sums
    (:mod:`.lsh_gaussian`), whose hyperplanes pass through the ball's centre; on a box
-   DPM (:mod:`.dpm`), whose cuts follow the box's axes (docs/utility.md).
+   DPM (:mod:`.dpm`), whose cuts follow the box's axes, with a sliver half closed alone
+   (leaf rule ``child``: the published rule closes a node over whole clusters when a
+   cut leaves a sliver of another; docs/utility.md).
 3. **Improved DPLloyd** otherwise (sphere-packing start, empty centres held, and one pass
    with all of ε where N/k is below ``SINGLE_PASS`` times a single pass's noise floor:
    :func:`~.dplloyd.estimator_iterations`; :mod:`.methods`). Above ``GRID_MAX_D``
@@ -90,7 +92,11 @@ def choose(
     if delta > 0 and d > GRID_MAX_D and k >= LSH_MIN_K:
         node = lsh_node_size(d, epsilon, delta)
         if N / (2 * k) >= node:
-            method, domain = ("lsh_splits_gaussian", "a ball") if ball else ("dpm", "a box")
+            method, domain = (
+                ("lsh_splits_gaussian", "a ball")
+                if ball
+                else ("dpm", "a box (DPM, leaf_rule 'child')")
+            )
             return method, (
                 f"delta > 0, d = {d} > {GRID_MAX_D}, k = {k} >= {LSH_MIN_K}, N/2k = "
                 f"{N / (2 * k):.3g} >= {node:.3g} (a leaf's low-noise size) and the domain "

@@ -19,10 +19,12 @@ The algorithm:
    the published piecewise-linear score of the interval centre's rank p among the node's
    records, peaking at the median (t = 0.3, q = 1/12). It splits at the interval's centre;
    both halves are counted; when either count is at most ``split_limit`` the node is a
-   leaf, else both halves recurse. Level L nodes are leaves.
+   leaf, else both halves recurse. Level L nodes are leaves. (``leaf_rule="child"``,
+   ``auto``'s: a half at or below the limit is a leaf by itself and the other half
+   recurses; the node is a leaf only when both are.)
 4. **Centres.** Each leaf's coordinate sum plus Gaussian noise, divided by its noisy
    count, clipped into the box: DPM's centres (as many as leaves). To return k centres,
-   weighted k-means++ and Lloyd on (leaf centres, noisy counts) follow, as for
+   weighted greedy k-means++ and Lloyd on (leaf centres, noisy counts) follow, as for
    LSH-splits' coreset (post-processing).
 
 Budget (their defaults): ε_bandwidth = 0.04ε, ε_count = 0.18ε over levels 0..L and
@@ -70,6 +72,12 @@ def default_levels(k: int) -> int:
     limit Ñ/2^L is about half an average cluster (docs/decisions.md)."""
     return max(1, math.ceil(math.log2(max(k, 1)))) + 1
 
+
+#: when a split leaves a half at or below the leaf limit Ñ/2^L: ``published`` makes the
+#: node a leaf (the paper and its artefact); ``child`` makes that half a leaf and lets the
+#: other half recurse, so a node holding a sliver of one cluster and whole others is not
+#: closed over them (docs/methods.md M1d). Both read only released counts.
+LEAF_RULES = ("published", "child")
 
 #: shares of ε: bandwidth, counts, splits (the rest, with δ, goes to the leaves' sums)
 SHARES = (0.04, 0.18, 0.18)
@@ -136,12 +144,15 @@ def dpm(
     n_init: int = 10,
     ball: float | None = None,
     before: tuple = (),
+    leaf_rule: str = "published",
 ) -> DPResult:
     """DPM on X (N, d) in the box ∏ [-r_j, r_j] (and, when ``ball`` is given, in the L2
     ball of that radius about the origin): k centroids (k, d), (ε, δ)-DP. Info:
     {leaves, interval, noisy_count}; ``info["leaf_centres"]`` holds DPM's own centres.
     ``before``: pure ε's the caller's ledger already holds (``auto``'s Ñ), which ε covers:
-    the sums get what is left after them."""
+    the sums get what is left after them. ``leaf_rule``: one of :data:`LEAF_RULES`."""
+    if leaf_rule not in LEAF_RULES:
+        raise ValueError(f"dpm: leaf_rule must be one of {LEAF_RULES}, got {leaf_rule!r}")
     if not 0.0 <= delta < 1.0:
         raise ValueError(f"dpm: delta must lie in [0, 1), got {delta}")
     X = checks.points(X, r)
@@ -221,11 +232,16 @@ def dpm(
         )
         frontier = []
         for i, (idx, path, n_noisy, _) in enumerate(chosen):
-            n0, n1 = float(noisy[2 * i]), float(noisy[2 * i + 1])
-            if n0 <= split_limit or n1 <= split_limit:
+            halves = (
+                (*children[2 * i], float(noisy[2 * i])),
+                (*children[2 * i + 1], float(noisy[2 * i + 1])),
+            )
+            small = [h[2] <= split_limit for h in halves]
+            if all(small) or (any(small) and leaf_rule == "published"):
                 leaves.append((idx, path, n_noisy))
             else:
-                frontier += [(*children[2 * i], n0), (*children[2 * i + 1], n1)]
+                for half, is_small in zip(halves, small):
+                    (leaves if is_small else frontier).append(half)
     leaves += frontier
     reached = {e.round for e in ledger.entries if e.purpose == "split choices (one per node)"}
     for level in range(levels):

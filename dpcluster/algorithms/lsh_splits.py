@@ -13,8 +13,8 @@ The algorithm as its authors describe it:
    are kept and not branched are the leaves.
 2. **Coreset.** For each leaf, the noisy count (its weight) and the noisy sum of its
    records; their ratio, clipped into the domain, is the coreset point.
-3. **k-means on the coreset**: weighted k-means++ and Lloyd on (point, weight), several
-   starts, the lowest weighted cost kept. Post-processing.
+3. **k-means on the coreset**: weighted greedy k-means++ and Lloyd on (point, weight),
+   several starts, the lowest weighted cost kept. Post-processing.
 
 Defaults follow the authors' heuristic (their ``default_tree_param``): ``T_node`` is the
 smaller of the count that makes a leaf's sum noise about 0.1 of the domain radius and
@@ -80,12 +80,17 @@ def weighted_kmeans(
     rng: np.random.Generator,
     n_init: int = 10,
     max_iter: int = 100,
+    trials: int | None = None,
 ) -> np.ndarray:
-    """Non-private weighted k-means on a small point set: k-means++ seeding (each pick
-    with probability ∝ w·D²) and Lloyd, ``n_init`` starts, lowest Σ w·D² kept.
-    P (m, d), w (m,) ≥ 0. With fewer than k points (or weight on fewer), the spare centres
-    repeat chosen ones. Returns (k, d)."""
+    """Non-private weighted k-means on a small point set: greedy k-means++ seeding (the
+    first centre drawn ∝ w, each next one the candidate of lowest Σ w·D² among ``trials``
+    drawn ∝ w·D², D the distance to the nearest centre so far; ``trials`` defaults to
+    2 + ⌊ln k⌋, as Arthur and Vassilvitskii suggest and scikit-learn does, and 1 is plain
+    k-means++) and Lloyd, ``n_init`` starts, lowest Σ w·D² kept. P (m, d), w (m,) ≥ 0.
+    With fewer than k points (or weight on fewer), the spare centres repeat chosen ones.
+    Returns (k, d)."""
     m = len(P)
+    trials = trials or 2 + int(math.log(k))
     best, best_cost = None, math.inf
     for _ in range(n_init):
         C = np.empty((k, P.shape[1]))
@@ -94,7 +99,12 @@ def weighted_kmeans(
         d2 = ((P - C[0]) ** 2).sum(axis=1)
         for j in range(1, k):
             mass = w * d2
-            pick = rng.choice(m, p=mass / mass.sum()) if mass.sum() > 0 else rng.integers(m)
+            if mass.sum() > 0:
+                picks = rng.choice(m, size=trials, p=mass / mass.sum())
+                after = np.minimum(d2, ((P[None, :, :] - P[picks][:, None, :]) ** 2).sum(axis=2))
+                pick = picks[int(np.argmin(after @ w))]
+            else:
+                pick = rng.integers(m)
             C[j] = P[pick]
             d2 = np.minimum(d2, ((P - C[j]) ** 2).sum(axis=1))
         for _ in range(max_iter):

@@ -304,11 +304,22 @@ def fit_lsh_splits_gaussian(
 
 
 def fit_dpm(
-    Z, k, epsilon, rng, r=1.0, delta=0.0, ball=None, levels=DPM_LEVELS, n_init=10, before=()
+    Z,
+    k,
+    epsilon,
+    rng,
+    r=1.0,
+    delta=0.0,
+    ball=None,
+    levels=DPM_LEVELS,
+    n_init=10,
+    before=(),
+    leaf_rule="published",
 ):
     """DPM (:mod:`.dpm`) in the box, reduced to k centres by weighted k-means on its
     leaves; Gaussian leaf sums with δ > 0, Laplace with δ = 0. ``ball``: the records also
-    lie in that ball about the origin, which bounds the sums' sensitivity."""
+    lie in that ball about the origin, which bounds the sums' sensitivity. ``leaf_rule``:
+    :data:`~.dpm.LEAF_RULES`."""
     return dpm(
         Z,
         k,
@@ -320,6 +331,7 @@ def fit_dpm(
         n_init=n_init,
         ball=ball,
         before=tuple(before),
+        leaf_rule=leaf_rule,
     )
 
 
@@ -347,6 +359,10 @@ CHOSEN = {
     "dpm": fit_dpm,
 }
 
+
+#: the leaf rule of ``auto``'s DPM: a sliver half closes alone, so a node is never closed
+#: over whole clusters (docs/utility.md, "The peers' own benchmark recipes")
+AUTO_LEAF_RULE = "child"
 
 #: ``auto``'s share of ε on Ñ when δ > 0: about one LSH tree level's, since Ñ is then
 #: the tree's root count, and under Rényi composition a release costs ε², so the 5 % of
@@ -382,7 +398,9 @@ def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0, delta=0.0, ball=None
             X, k, epsilon, rng, r, delta=delta, ball=ball, before=before, n=p.count
         )
     elif p.method == "dpm":  # its sums take what Ñ and its own releases leave of (ε, δ)
-        res = fit_dpm(X, k, epsilon, rng, r, delta=delta, ball=ball, before=before)
+        res = fit_dpm(
+            X, k, epsilon, rng, r, delta=delta, ball=ball, before=before, leaf_rule=AUTO_LEAF_RULE
+        )
     else:
         extra = {"delta": delta, "ball": ball} if p.method == "dplloyd_improved" else {}
         res = CHOSEN[p.method](X, k, p.epsilon, rng, r, n=p.count, **p.params, **extra)

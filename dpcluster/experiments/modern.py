@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..algorithms import methods
 from ..algorithms.capped import ALPHA as CAPPED_ALPHA
 from ..algorithms.comparators import diffprivlib_problem, fit_diffprivlib
+from ..algorithms.dpm import LEAF_RULES as DPM_LEAF_RULES
 from ..algorithms.dpm import LEVELS as DPM_LEVELS
 from ..algorithms.lsh_gaussian import MAX_DEPTH as GAUSSIAN_DEPTH
 from ..algorithms.lsh_splits import COUNT_SHARE, MAX_DEPTH, lsh_splits
@@ -54,6 +55,13 @@ _DPM_PARAMS = {
         maximum_reason="2^L leaves at most",
     ),
     "n_init": Param(10, int, "k-means++ restarts on the leaves (post-processing)", minimum=1),
+    "leaf_rule": Param(
+        "published",
+        str,
+        "a split with a half at or below the leaf limit: 'published' closes the node, "
+        "'child' closes that half and the other recurses (auto's), docs/methods.md",
+        choices=DPM_LEAF_RULES,
+    ),
 }
 
 _CAPPED_PARAMS = {
