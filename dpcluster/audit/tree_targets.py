@@ -26,9 +26,9 @@ def lsh_gaussian_one(k: int, delta: float):
     return one
 
 
-def dpm_one(k: int, X, epsilon, rng):
-    """One trial of DPM in pure ε: (centroids, ledger)."""
-    res = dpm(X, k, epsilon, 0.0, rng, n_init=1)
+def dpm_one(k: int, X, epsilon, rng, leaf_rule: str = "published"):
+    """One trial of DPM in pure ε with ``leaf_rule``: (centroids, ledger)."""
+    res = dpm(X, k, epsilon, 0.0, rng, n_init=1, leaf_rule=leaf_rule)
     return res.centroids, res.ledger
 
 
