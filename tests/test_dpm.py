@@ -116,3 +116,38 @@ def test_an_unknown_leaf_rule_is_refused():
     X, _ = _blobs(n=100)
     with pytest.raises(ValueError, match="leaf_rule"):
         D.dpm(X, 4, 1.0, 0.0, np.random.default_rng(0), leaf_rule="parent")
+
+
+def test_the_leaf_rule_reaches_dpm_from_a_spec_and_from_dpkmeans(monkeypatch):
+    """The registry's ``dpm`` takes ``leaf_rule`` (its Param names the choices) and
+    DPKMeans passes it through method_params; the published rule is the default."""
+    from dpcluster.algorithms import methods
+    from dpcluster.experiments import ALGORITHMS
+    from dpcluster.experiments.protocol import ParamError
+
+    seen = []
+
+    def recording(*args, **kwargs):
+        seen.append(kwargs.get("leaf_rule"))
+        return D.dpm(*args, **kwargs)
+
+    monkeypatch.setattr(methods, "dpm", recording)
+    param = ALGORITHMS["dpm"].params["leaf_rule"]
+    assert param.default == "published" and param.coerce("child") == "child"
+    with pytest.raises(ParamError):
+        param.coerce("parent")
+    X, _ = _blobs(k=8, n=1500, d=5, spread=0.8, std=0.01)
+    fits = {
+        rule: DPKMeans(
+            8,
+            epsilon=1,
+            delta=1e-6,
+            bounds=(-1, 1),
+            method="dpm",
+            method_params={"leaf_rule": rule},
+            random_state=0,
+        ).fit(X)
+        for rule in D.LEAF_RULES
+    }
+    assert all(f.ledger_.total_epsilon <= 1 for f in fits.values())
+    assert seen == list(D.LEAF_RULES)
