@@ -151,3 +151,31 @@ def test_the_leaf_rule_reaches_dpm_from_a_spec_and_from_dpkmeans(monkeypatch):
     }
     assert all(f.ledger_.total_epsilon <= 1 for f in fits.values())
     assert seen == list(D.LEAF_RULES)
+
+
+@pytest.mark.parametrize("method", ["dpm", "lsh_splits"])
+def test_in_a_ball_the_sums_are_charged_the_ball_and_every_query_sees_the_projected_records(
+    method,
+):
+    """Records of the cube [-1, 1]^6 projected into the unit ball: the pure-ε sums' L1
+    sensitivity is min(Σ r_j, √d·R) = √6 (not 6), and with almost no noise every announced
+    query, rerun on the raw records, gives the released value (so the queries project as
+    the mechanisms do)."""
+    from dpcluster.algorithms.lsh_splits import lsh_splits
+
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, (600, 6))
+    assert (np.linalg.norm(X, axis=1) > 1).mean() > 0.5  # most records need the projection
+    seen = []
+    with observe(seen.append):
+        if method == "dpm":
+            res = D.dpm(X, 4, 1e5, 0.0, np.random.default_rng(4), n_init=1, ball=1.0)
+        else:
+            res = lsh_splits(X, 4, 1e5, np.random.default_rng(4), n_init=1, ball=1.0)
+    sums = [e for e in res.ledger.entries if "leaf coordinate sums" in e.purpose]
+    assert len(sums) == 1 and sums[0].sensitivity == pytest.approx(6**0.5)
+    assert np.linalg.norm(res.centroids, axis=1).max() <= 1 + 1e-9
+    counts = [r for r in seen if "count" in r.purpose]
+    assert counts and all(np.allclose(r.query(X), r.output, atol=0.5) for r in counts)
+    released = [r for r in seen if r.purpose == "leaf coordinate sums"][0]
+    assert np.allclose(released.query(X), released.output, atol=0.01)

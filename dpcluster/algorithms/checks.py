@@ -65,6 +65,21 @@ def l2_extent(d: int, r) -> float:
     return float(r) * math.sqrt(d) if np.isscalar(r) else float(np.sqrt(np.sum(np.square(r))))
 
 
+def project_to_ball(X: np.ndarray, radius: float) -> np.ndarray:
+    """Rows of X (N, d) with L2 norm above ``radius`` scaled onto the sphere of that
+    radius (a positive scaling: the sign of every projection g·x is kept)."""
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    scale = np.where(norms > radius, radius / np.where(norms > 0, norms, 1.0), 1.0)
+    return X * scale[:, None]
+
+
+def ball_extent(d: int, r, ball: float | None) -> float:
+    """The largest L1 norm of a record in the box that also lies in the L2 ball of
+    radius ``ball`` (None: no ball): min(Σ r_j, √d·ball)."""
+    box = extent(d, r)
+    return box if ball is None else min(box, math.sqrt(d) * float(ball))
+
+
 def _inside_box(X: np.ndarray, r: np.ndarray, what: str) -> np.ndarray:
     bad = ~(np.abs(X) <= r * (1 + 1e-12))  # NaN and ±inf are bad too
     if bad.any():

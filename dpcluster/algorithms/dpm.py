@@ -107,7 +107,7 @@ def centreness(n: float, p: np.ndarray) -> np.ndarray:
     return np.where(off >= n / 2.0 - n * q, outer, middle)
 
 
-def interval_size(X, r, noisy_n, epsilon, rng, sim_rng, ledger) -> float:
+def interval_size(X, r, noisy_n, epsilon, rng, sim_rng, ledger, announce=release) -> float:
     """h = σ̂/2 from the private q-quantile of the pooled per-axis gaps (module docstring)."""
     N, d = X.shape
     width = float(2.0 * np.max(r))
@@ -121,7 +121,7 @@ def interval_size(X, r, noisy_n, epsilon, rng, sim_rng, ledger) -> float:
 
     mech = ledger.record(ExponentialMechanism(epsilon, sensitivity), "gap quantile")
     pick = mech.select(rng, loss(gaps))
-    release(
+    announce(
         mech,
         "gap quantile",
         pick,
@@ -159,8 +159,8 @@ def dpm(
     N, d = X.shape
     r_vec = np.broadcast_to(np.asarray(r, dtype=np.float64), (d,))
     if ball is not None:  # records projected into the ball: their norm is at most it
-        norms = np.maximum(np.sqrt(np.einsum("ij,ij->i", X, X)), 1e-300)
-        X = X * np.minimum(1.0, float(ball) / norms)[:, None]
+        X = checks.project_to_ball(X, float(ball))
+    announce = _announcer(None if ball is None else float(ball))
     levels = int(levels) or default_levels(k)
     eps_bw, eps_count, eps_split = within(epsilon, [s * epsilon for s in SHARES])
     counts = level_shares(eps_count, levels + 1)
@@ -172,13 +172,13 @@ def dpm(
     level_mechs = [LaplaceMechanism(e, 1.0) for e in counts]
     ledger.record(level_mechs[0], "node counts", round=0)
     noisy_n = float(level_mechs[0].add(N, level_mechs[0].noise(count_rng, 1))[0])
-    release(
+    announce(
         level_mechs[0],
         "node counts",
         np.array([noisy_n]),
         lambda data: np.array([float(len(data))]),
     )
-    h = interval_size(X, r_vec, noisy_n, eps_bw, bw_rng, sim_rng, ledger)
+    h = interval_size(X, r_vec, noisy_n, eps_bw, bw_rng, sim_rng, ledger, announce)
     lo = -r_vec
     n_intervals = np.maximum(1, np.floor(2.0 * r_vec / h)).astype(int)
     centres_of = [lo[j] + (np.arange(n_intervals[j]) + 0.5) * h for j in range(d)]
@@ -207,7 +207,7 @@ def dpm(
             no_score = np.zeros(int(n_intervals.sum()))  # ñ <= 0: a uniform choice
             scores = _scores(X[idx], centres_of, h, n) if n_noisy > 0 else no_score
             pick = mech.select(split_rng, -scores)
-            release(mech, "split choice", pick, loss)
+            announce(mech, "split choice", pick, loss)
             chosen.append((idx, path, n_noisy, _split_at(pick, n_intervals, centres_of)))
             mechs.append(mech)
         ledger.record(
@@ -224,7 +224,7 @@ def dpm(
         exact = np.array([float(len(i)) for i, _ in children])
         noisy = mech_count.add(exact, mech_count.noise(count_rng, len(exact)))
         paths = [p for _, p in children]
-        release(
+        announce(
             mech_count,
             "node counts",
             noisy,
@@ -264,16 +264,12 @@ def dpm(
     if delta:
         sums = GaussianMechanism(largest_rho(pure, epsilon, delta), norm, d, delta)
     else:  # pure ε: Laplace on the sums, L1 sensitivity Σ r_j (min(√d·R, Σ r_j) in a ball)
-        l1 = (
-            float(np.sum(r_vec))
-            if ball is None
-            else min(float(np.sum(r_vec)), math.sqrt(d) * float(ball))
-        )
+        l1 = checks.ball_extent(d, r_vec, ball)
         sums = LaplaceMechanism(remaining(epsilon, list(pure)), l1, coordinates=d)
     ledger.record(sums, "leaf coordinate sums")
     exact_sums = np.array([X[idx].sum(axis=0) for idx, _, _ in leaves])
     noisy_sums = sums.add(exact_sums, sums.noise(sum_rng, exact_sums.shape))
-    release(
+    announce(
         sums,
         "leaf coordinate sums",
         noisy_sums,
@@ -299,6 +295,23 @@ def _scores(Xn: np.ndarray, centres_of: list[np.ndarray], h: float, n: float) ->
         p = np.searchsorted(col, centres, side="left").astype(np.float64)
         out.append(W_CENTRE * centreness(n, p) + W_EMPTY * empty)
     return np.concatenate(out)
+
+
+def _announcer(ball: float | None):
+    """:func:`~..privacy.release`, with each query fed the data as the mechanisms see it:
+    projected into the ball when there is one."""
+    if ball is None:
+        return release
+
+    def announce(mechanism, purpose, output, query):
+        release(
+            mechanism,
+            purpose,
+            output,
+            lambda data: query(checks.project_to_ball(np.asarray(data, dtype=float), ball)),
+        )
+
+    return announce
 
 
 def _members(data: np.ndarray, path: tuple) -> np.ndarray:

@@ -43,6 +43,7 @@ import numpy as np
 from ..privacy import LaplaceMechanism, Ledger, release
 from ..privacy.gaussian import GaussianMechanism
 from ..privacy.rdp import composed_epsilon
+from .checks import project_to_ball
 from .dplloyd import DPResult
 from .lsh_splits import _hash_bits, _leaf_sums, count_children, weighted_kmeans
 
@@ -92,13 +93,6 @@ def tree_thresholds(noisy_root: float, k: int, d: int, sigma: float, radius: flo
     low_noise = int(10.0 * math.sqrt(d) * sigma / radius)
     t_node = max(1, min(low_noise, int(noisy_root // (2 * k))))
     return float(t_node), 3.0 * t_node
-
-
-def project_to_ball(X: np.ndarray, radius: float) -> np.ndarray:
-    """Rows of X with L2 norm above ``radius`` scaled onto the sphere of that radius."""
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    scale = np.where(norms > radius, radius / np.where(norms > 0, norms, 1.0), 1.0)
-    return X * scale[:, None]
 
 
 def grow_tree(

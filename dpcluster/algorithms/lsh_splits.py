@@ -28,7 +28,8 @@ one level's node counts has L1 sensitivity 1, and ``Lap(1/ε_level)`` on every c
 that level (empty nodes included: which nodes are counted depends only on earlier noisy
 counts) is ε_level-DP; the D + 1 levels compose to ``ε_count = Σ ε_level``. Leaves are
 disjoint, so the leaves' coordinate sums have L1 sensitivity L = d·r (Σ r_j for per-
-feature radii) and ``Lap(L/ε_sum)`` on each coordinate is ε_sum-DP. Total ``ε = ε_count
+feature radii; min(Σ r_j, √d·R) when the records are projected into a public L2 ball of
+radius R) and ``Lap(L/ε_sum)`` on each coordinate is ε_sum-DP. Total ``ε = ε_count
 + ε_sum`` (basic composition); the directions, the thresholds' choice from the noisy
 root count, and the k-means on the coreset are post-processing. Default split: ``ε_count
 = 0.2 ε``, ``ε_sum = 0.8 ε`` (the authors' ``frac_sum = 0.8``). When the tree stops
@@ -58,12 +59,14 @@ def default_depth(k: int) -> int:
     return max(1, math.ceil(math.log2(max(k, 1)))) + 3
 
 
-def node_threshold(noisy_n: float, k: int, d: int, epsilon_sum: float, r=1.0) -> float:
+def node_threshold(
+    noisy_n: float, k: int, d: int, epsilon_sum: float, r=1.0, ball: float | None = None
+) -> float:
     """T_node = max(1, min(n_low, Ñ/(2k))): ``n_low`` makes a leaf mean's sum noise, of L2
-    norm about sqrt(2d)·L/ε_sum (L = Σ r_j, d·r for one radius), one tenth of the domain
-    radius sqrt(Σ r_j²)."""
-    L = checks.extent(d, r)
-    radius = math.sqrt(d) * r if np.isscalar(r) else float(np.sqrt(np.sum(np.square(r))))
+    norm about sqrt(2d)·L/ε_sum (L = Σ r_j, d·r for one radius, at most √d·``ball`` in a
+    ball), one tenth of the domain radius sqrt(Σ r_j²) (at most ``ball``)."""
+    L = checks.ball_extent(d, r, ball)
+    radius = checks.l2_extent(d, r) if ball is None else min(checks.l2_extent(d, r), ball)
     n_low = 10.0 * math.sqrt(2.0 * d) * L / (epsilon_sum * radius)
     return max(1.0, min(n_low, noisy_n / (2.0 * k)))
 
@@ -133,16 +136,22 @@ def lsh_splits(
     count_share: float = COUNT_SHARE,
     r=1.0,
     n_init: int = 10,
+    ball: float | None = None,
 ) -> DPResult:
     """LSH-splits on X (N, d) in [-r, r]^d: centroids (k, d).
 
     depth        D, the hash length (0: :func:`default_depth`).
     count_share  the share of ε on the tree's counts (levels 0..D, equal parts).
+    ball         the radius of a public L2 ball about the origin the records also lie in
+                 (records outside it are projected onto it, which keeps every hash bit):
+                 the sums' L1 sensitivity is then min(Σ r_j, √d·ball).
     ``rng`` is split into the public directions, the count noise, the sum noise and the
     k-means starts. Returns DPResult with info {depth, leaves, t_node, t_branch}.
     """
     X = checks.points(X, r)
     N, d = X.shape
+    if ball is not None:
+        X = checks.project_to_ball(X, float(ball))
     if not 0.0 < count_share < 1.0:
         raise ValueError(f"count_share must lie in (0, 1), got {count_share}")
     D = int(depth) or default_depth(k)
@@ -159,7 +168,7 @@ def lsh_splits(
     ledger.record(level, "tree node counts", round=0)
     root = float(level.add(N, level.noise(count_rng, 1))[0])
     release(level, "tree node counts", np.array([root]), lambda data: np.array([len(data)]))
-    t_node = node_threshold(root, k, d, eps_sum, r)
+    t_node = node_threshold(root, k, d, eps_sum, r, ball)
     t_branch = 3.0 * t_node
     frontier = {0: root}  # prefix -> noisy count, at the current depth
     leaves: list[tuple[int, int, float]] = []  # (depth, prefix, noisy count)
@@ -182,7 +191,8 @@ def lsh_splits(
     for j in range(len(ledger.entries), D + 1):  # levels the tree did not reach
         ledger.record(level, "tree node counts (level not reached: booked all the same)", j)
     sum_mech = ledger.record(
-        LaplaceMechanism(eps_sum, checks.extent(d, r), coordinates=d), "leaf coordinate sums"
+        LaplaceMechanism(eps_sum, checks.ball_extent(d, r, ball), coordinates=d),
+        "leaf coordinate sums",
     )
     exact_sums = _leaf_sums(X, bits, leaves)
     noisy_sums = sum_mech.add(exact_sums, sum_mech.noise(sum_rng, exact_sums.shape))
@@ -190,13 +200,20 @@ def lsh_splits(
         sum_mech,
         "leaf coordinate sums",
         noisy_sums,
-        lambda data: _leaf_sums(data, _hash_bits(data, directions), leaves),
+        lambda data: _leaf_sums(
+            _in_ball(data, ball), _hash_bits(np.asarray(data), directions), leaves
+        ),
     )
     weights = np.array([max(c, 1.0) for _, _, c in leaves])
-    points = np.clip(noisy_sums / weights[:, None], -r, r)
+    points = _in_ball(np.clip(noisy_sums / weights[:, None], -r, r), ball)
     C = weighted_kmeans(points, weights, k, km_rng, n_init=n_init)
     info = {"depth": D, "leaves": len(leaves), "t_node": t_node, "t_branch": t_branch}
     return DPResult(C, ledger, 0, info)
+
+
+def _in_ball(X: np.ndarray, ball: float | None) -> np.ndarray:
+    """X projected into the ball, or X itself when there is none."""
+    return X if ball is None else checks.project_to_ball(np.asarray(X, dtype=float), ball)
 
 
 def count_children(level, node, bits, j, branching, rng, ledger, directions):

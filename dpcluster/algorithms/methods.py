@@ -255,9 +255,10 @@ def fit_pgkm(Z, k, epsilon, rng, r=1.0, **params):
     return genetic_kmeans(Z, k, rng, epsilon, **params)
 
 
-def fit_lsh_splits(Z, k, epsilon, rng, r=1.0, **params):
-    """LSH-splits (docs/methods.md M1) with the box's radii."""
-    return lsh_splits(Z, k, epsilon, rng, r=r, **params)
+def fit_lsh_splits(Z, k, epsilon, rng, r=1.0, ball=None, **params):
+    """LSH-splits (docs/methods.md M1) with the box's radii, and a public L2 ball of radius
+    ``ball`` when the records also lie in one (it bounds the sums' sensitivity)."""
+    return lsh_splits(Z, k, epsilon, rng, r=r, ball=ball, **params)
 
 
 def fit_lsh_splits_gaussian(
