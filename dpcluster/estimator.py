@@ -68,6 +68,8 @@ GAUSSIAN_METHODS = (
     "dpm",
     "auto",
 )
+#: the methods whose sensitivities follow a ball domain (``radius``)
+BALL_METHODS = (*GAUSSIAN_METHODS, "lsh_splits")
 #: the methods that spend (ε, δ) only: they need ``delta`` > 0
 DELTA_ONLY = ("lsh_splits_gaussian",)
 
@@ -146,8 +148,8 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         zCDP (docs/privacy.md); the other methods stay pure ε.
     radius, center : the public domain as the L2 ball of this radius about ``center``
         (default the origin) instead of a box; records outside it are projected onto it,
-        with a warning that counts them. The DPLloyd sums' sensitivities then follow the
-        ball (L2: the radius; L1: √d times it).
+        with a warning that counts them. The sums' sensitivities of DPLloyd, LSH-splits
+        and DPM then follow the ball (L2: the radius; L1: √d times it).
     accountant : a :class:`~dpcluster.privacy.accountant.BudgetAccountant`: the fit is
         refused before any release when its (ε, δ) would overspend what is left, and
         books what its ledger proves after.
@@ -259,7 +261,7 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         extra = {}
         if gaussian and self.delta > 0:
             extra["delta"] = float(self.delta)
-        if gaussian and self.radius is not None:
+        if self.method in BALL_METHODS and self.radius is not None:
             extra["ball"] = 1.0  # the unit ball of the working space
         return extra
 

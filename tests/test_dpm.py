@@ -179,3 +179,14 @@ def test_in_a_ball_the_sums_are_charged_the_ball_and_every_query_sees_the_projec
     assert counts and all(np.allclose(r.query(X), r.output, atol=0.5) for r in counts)
     released = [r for r in seen if r.purpose == "leaf coordinate sums"][0]
     assert np.allclose(released.query(X), released.output, atol=0.01)
+
+
+@pytest.mark.parametrize("method", ["lsh_splits", "dpm"])
+def test_dpkmeans_gives_a_ball_domain_to_the_pure_epsilon_trees(method):
+    """``radius`` reaches LSH-splits and DPM in pure ε: their sums are charged √d·R of the
+    unit ball of the working space (√8 here), not the cube's d."""
+    X, _ = _blobs(k=4, n=500, d=8, spread=0.2, std=0.02)
+    est = DPKMeans(4, epsilon=1, radius=1.0, method=method, random_state=0).fit(X)
+    sums = [e for e in est.ledger_.entries if "leaf coordinate sums" in e.purpose]
+    assert len(sums) == 1 and sums[0].sensitivity == pytest.approx(8**0.5)
+    assert est.ledger_.total_epsilon <= 1.0
