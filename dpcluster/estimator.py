@@ -143,9 +143,10 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     bounds : ``(lo, hi)``, scalars or one value per feature: the public domain of the data,
         a box. None (and no ``radius``) takes the data's own min and max (not private;
         warns).
-    delta : float in [0, 1), default 0: pure ε. Above 0, DPLloyd and improved DPLloyd
-        (and ``auto`` when it picks it) add Gaussian noise and spend (ε, δ), composed in
-        zCDP (docs/privacy.md); the other methods stay pure ε.
+    delta : float in [0, 1), default 0: pure ε. Above 0, the methods of
+        :data:`GAUSSIAN_METHODS` (DPLloyd, improved and capped DPLloyd, LSH-splits with
+        Gaussian sums, DPM, and ``auto``) add Gaussian noise and spend (ε, δ), composed in
+        zCDP or Rényi DP (docs/privacy.md); the other methods stay pure ε.
     radius, center : the public domain as the L2 ball of this radius about ``center``
         (default the origin) instead of a box; records outside it are projected onto it,
         with a warning that counts them. The sums' sensitivities of DPLloyd, LSH-splits
