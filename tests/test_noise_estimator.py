@@ -25,9 +25,9 @@ from dpcluster.algorithms.lsh_splits import (
     default_depth,
     lsh_splits,
     node_threshold,
-    weighted_kmeans,
 )
 from dpcluster.algorithms.reference import private_mean
+from dpcluster.algorithms.weighted import weighted_kmeans
 from dpcluster.privacy import Ledger, observe
 from tests.test_noise import (
     _laplace_noise,

@@ -61,7 +61,7 @@ from ..privacy.gaussian import GaussianMechanism
 from ..privacy.rdp import largest_rho
 from . import checks
 from .dplloyd import DPResult
-from .lsh_splits import weighted_kmeans
+from .weighted import weighted_kmeans
 
 #: split levels L: 0 means ⌈log2 k⌉ + 1 (:func:`default_levels`), their 7 at k = 64
 LEVELS = 0

@@ -45,7 +45,8 @@ from ..privacy.gaussian import GaussianMechanism
 from ..privacy.rdp import composed_epsilon
 from .checks import project_to_ball
 from .dplloyd import DPResult
-from .lsh_splits import _hash_bits, _leaf_sums, count_children, weighted_kmeans
+from .lsh_splits import _hash_bits, _leaf_sums, count_children
+from .weighted import weighted_kmeans
 
 #: the published tree depth (their ``max_depth``, "chosen experimentally")
 MAX_DEPTH = 20

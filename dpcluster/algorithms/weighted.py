@@ -1,0 +1,60 @@
+"""k-means on a small weighted point set: the post-processing that turns a private coreset
+(LSH-splits' leaves, DPM's leaves) into k centres. It reads only released values (noisy
+leaf means and counts) and draws from the generator it is given."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def weighted_kmeans(
+    P: np.ndarray,
+    w: np.ndarray,
+    k: int,
+    rng: np.random.Generator,
+    n_init: int = 10,
+    max_iter: int = 100,
+    trials: int | None = None,
+) -> np.ndarray:
+    """Non-private weighted k-means on a small point set: greedy k-means++ seeding (the
+    first centre drawn ∝ w, each next one the candidate of lowest Σ w·D² among ``trials``
+    drawn ∝ w·D², D the distance to the nearest centre so far; ``trials`` defaults to
+    2 + ⌊ln k⌋, as Arthur and Vassilvitskii suggest and scikit-learn does, and 1 is plain
+    k-means++) and Lloyd, ``n_init`` starts, lowest Σ w·D² kept. P (m, d), w (m,) ≥ 0.
+    With fewer than k points (or weight on fewer), the spare centres repeat chosen ones.
+    Returns (k, d)."""
+    m = len(P)
+    trials = trials or 2 + int(math.log(k))
+    best, best_cost = None, math.inf
+    for _ in range(n_init):
+        C = np.empty((k, P.shape[1]))
+        first = rng.choice(m, p=w / w.sum()) if w.sum() > 0 else rng.integers(m)
+        C[0] = P[first]
+        d2 = ((P - C[0]) ** 2).sum(axis=1)
+        for j in range(1, k):
+            mass = w * d2
+            if mass.sum() > 0:
+                picks = rng.choice(m, size=trials, p=mass / mass.sum())
+                after = np.minimum(d2, ((P[None, :, :] - P[picks][:, None, :]) ** 2).sum(axis=2))
+                pick = picks[int(np.argmin(after @ w))]
+            else:
+                pick = rng.integers(m)
+            C[j] = P[pick]
+            d2 = np.minimum(d2, ((P - C[j]) ** 2).sum(axis=1))
+        for _ in range(max_iter):
+            labels = np.argmin(((P[:, None, :] - C[None]) ** 2).sum(axis=2), axis=1)
+            mass = np.bincount(labels, weights=w, minlength=k)
+            sums = np.stack(
+                [np.bincount(labels, weights=w * P[:, j], minlength=k) for j in range(P.shape[1])],
+                axis=1,
+            )
+            new = np.where(mass[:, None] > 0, sums / np.where(mass > 0, mass, 1.0)[:, None], C)
+            if np.array_equal(new, C):
+                break
+            C = new
+        cost = float((w * ((P[:, None, :] - C[None]) ** 2).sum(axis=2).min(axis=1)).sum())
+        if cost < best_cost:
+            best, best_cost = C.copy(), cost
+    return best
