@@ -175,6 +175,13 @@ def _lsh_one(X, epsilon, rng):
     return res.centroids, res.ledger
 
 
+def _lsh_ball_one(X, epsilon, rng):
+    """LSH-splits with the records projected into the unit ball: the sums are charged
+    min(d·r, √d·R) = √2, which the corner record, projected, attains."""
+    res = lsh_splits(X, K_CENTRAL, epsilon, rng, n_init=1, ball=1.0)
+    return res.centroids, res.ledger
+
+
 def _lsh_gaussian(X, epsilon, rng, n, trial=None, delta=GAUSSIAN_DELTA):
     return _per_trial(lsh_gaussian_one(K_CENTRAL, delta))(X, epsilon, rng, n, trial)
 
@@ -359,6 +366,17 @@ def central_targets() -> list[Target]:
             run=_per_trial(_lsh_one),
             pair=central_pair,
             per_trial=True,
+        ),
+        Target(
+            name="lsh_splits (ball)",
+            covers=("lsh_splits",),
+            kind="central",
+            params={**central, "n_init": 1, "ball": 1.0},
+            trials=1_000,
+            run=_per_trial(_lsh_ball_one),
+            pair=central_pair,
+            per_trial=True,
+            note="records projected into the unit ball; Laplace sums charged min(d, √d·R)",
         ),
         Target(
             name="lsh_splits (gaussian)",
