@@ -236,7 +236,7 @@ def dpm(
                 (*children[2 * i], float(noisy[2 * i])),
                 (*children[2 * i + 1], float(noisy[2 * i + 1])),
             )
-            small = [h[2] <= split_limit for h in halves]
+            small = [half[2] <= split_limit for half in halves]
             if all(small) or (any(small) and leaf_rule == "published"):
                 leaves.append((idx, path, n_noisy))
             else:

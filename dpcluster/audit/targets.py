@@ -27,7 +27,6 @@ from ..algorithms.dplloyd import dplloyd_batch, improved_iterations
 from ..algorithms.eugkm import eugkm
 from ..algorithms.gkm import gkm, gkm_aggregate
 from ..algorithms.hybrid import hybrid
-from ..algorithms.lsh_splits import lsh_splits
 from ..algorithms.methods import auto, fit_dplloyd_improved, fit_hybrid
 from ..algorithms.pgkm import genetic_kmeans
 from ..algorithms.plan import COUNT_SHARE
@@ -42,6 +41,7 @@ from .tree_targets import (
     capped_one,
     dpm_one,
     lsh_gaussian_one,
+    lsh_one,
 )
 
 # --- central pairs -------------------------------------------------------------------------
@@ -167,18 +167,6 @@ def _hybrid_one(X, epsilon, rng):
 
 def _pgkm_one(X, epsilon, rng):
     res = genetic_kmeans(X, K_CENTRAL, rng, epsilon, pool=20, selected=4, iterations=3)
-    return res.centroids, res.ledger
-
-
-def _lsh_one(X, epsilon, rng):
-    res = lsh_splits(X, K_CENTRAL, epsilon, rng, n_init=1)
-    return res.centroids, res.ledger
-
-
-def _lsh_ball_one(X, epsilon, rng):
-    """LSH-splits with the records projected into the unit ball: the sums are charged
-    min(d·r, √d·R) = √2, which the corner record, projected, attains."""
-    res = lsh_splits(X, K_CENTRAL, epsilon, rng, n_init=1, ball=1.0)
     return res.centroids, res.ledger
 
 
@@ -363,7 +351,7 @@ def central_targets() -> list[Target]:
             kind="central",
             params={**central, "n_init": 1},
             trials=1_000,
-            run=_per_trial(_lsh_one),
+            run=_per_trial(lsh_one(K_CENTRAL)),
             pair=central_pair,
             per_trial=True,
         ),
@@ -373,7 +361,7 @@ def central_targets() -> list[Target]:
             kind="central",
             params={**central, "n_init": 1, "ball": 1.0},
             trials=1_000,
-            run=_per_trial(_lsh_ball_one),
+            run=_per_trial(lsh_one(K_CENTRAL, ball=1.0)),
             pair=central_pair,
             per_trial=True,
             note="records projected into the unit ball; Laplace sums charged min(d, √d·R)",
@@ -391,27 +379,22 @@ def central_targets() -> list[Target]:
             note="Gaussian leaf sums and 21 levels of Laplace counts, composed by Rényi "
             "DP; bounds at δ",
         ),
-        Target(
-            name="dpm",
-            covers=("dpm",),
-            kind="central",
-            params={**central, "n_init": 1},
-            trials=1_000,
-            run=_per_trial(functools.partial(dpm_one, K_CENTRAL)),
-            pair=central_pair,
-            per_trial=True,
-            note="pure ε: the gap quantile, 3 count levels, 2 split levels (k = 2), Laplace sums",
-        ),
-        Target(
-            name="dpm (child leaves)",
-            covers=("dpm",),
-            kind="central",
-            params={**central, "n_init": 1, "leaf_rule": "child"},
-            trials=1_000,
-            run=_per_trial(functools.partial(dpm_one, K_CENTRAL, leaf_rule="child")),
-            pair=central_pair,
-            per_trial=True,
-            note="auto's leaf rule: a half at the leaf limit closes alone; same releases",
+        *(
+            Target(
+                name="dpm" + ("" if rule == "published" else f" ({rule} leaves)"),
+                covers=("dpm",),
+                kind="central",
+                params={**central, "n_init": 1, "leaf_rule": rule},
+                trials=1_000,
+                run=_per_trial(functools.partial(dpm_one, K_CENTRAL, leaf_rule=rule)),
+                pair=central_pair,
+                per_trial=True,
+                note=note,
+            )
+            for rule, note in (
+                ("published", "pure ε: the gap quantile, 3 count and 2 split levels (k = 2)"),
+                ("child", "auto's leaf rule: a half at the leaf limit closes alone"),
+            )
         ),
         Target(
             name="dplloyd_capped",

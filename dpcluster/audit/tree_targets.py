@@ -1,5 +1,5 @@
-"""One trial of the modern methods' audit targets (LSH-splits with Gaussian sums, DPM,
-capped DPLloyd), for :mod:`.targets`' per-trial runs."""
+"""One trial of the modern methods' audit targets (LSH-splits in pure ε and with Gaussian
+sums, DPM, capped DPLloyd), for :mod:`.targets`' per-trial runs."""
 
 from __future__ import annotations
 
@@ -7,11 +7,24 @@ import numpy as np
 
 from ..algorithms.dpm import dpm
 from ..algorithms.lsh_gaussian import lsh_splits_gaussian
+from ..algorithms.lsh_splits import lsh_splits
 from ..algorithms.methods import fit_dplloyd_capped
 
 #: the δ of the Gaussian targets (as Google's LSH-splits benchmark uses) unless
 #: ``dpcluster audit --delta`` says otherwise
 GAUSSIAN_DELTA = 1e-6
+
+
+def lsh_one(k: int, ball: float | None = None):
+    """A trial ``one(X, ε, rng) -> (centroids, ledger)`` of LSH-splits in pure ε; with
+    ``ball``, the records projected into that ball and the sums charged min(d·r, √d·R),
+    which the pair's corner record, projected, attains."""
+
+    def one(X, epsilon, rng):
+        res = lsh_splits(X, k, epsilon, rng, n_init=1, ball=ball)
+        return res.centroids, res.ledger
+
+    return one
 
 
 def lsh_gaussian_one(k: int, delta: float):
