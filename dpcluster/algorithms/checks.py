@@ -65,9 +65,14 @@ def l2_extent(d: int, r) -> float:
     return float(r) * math.sqrt(d) if np.isscalar(r) else float(np.sqrt(np.sum(np.square(r))))
 
 
-def project_to_ball(X: np.ndarray, radius: float) -> np.ndarray:
+def project_to_ball(X: np.ndarray, radius: float | None) -> np.ndarray:
     """Rows of X (N, d) with L2 norm above ``radius`` scaled onto the sphere of that
-    radius (a positive scaling: the sign of every projection g·x is kept)."""
+    radius (a positive scaling: the sign of every projection g·x is kept); X itself when
+    ``radius`` is None (no ball)."""
+    if radius is None:
+        return X
+    X = np.asarray(X, dtype=np.float64)
+    radius = float(radius)
     norms = np.sqrt(np.einsum("ij,ij->i", X, X))
     scale = np.where(norms > radius, radius / np.where(norms > 0, norms, 1.0), 1.0)
     return X * scale[:, None]

@@ -158,9 +158,8 @@ def dpm(
     X = checks.points(X, r)
     N, d = X.shape
     r_vec = np.broadcast_to(np.asarray(r, dtype=np.float64), (d,))
-    if ball is not None:  # records projected into the ball: their norm is at most it
-        X = checks.project_to_ball(X, float(ball))
-    announce = _announcer(None if ball is None else float(ball))
+    X = checks.project_to_ball(X, ball)  # in a ball, every record's norm is at most it
+    announce = _announcer(ball)
     levels = int(levels) or default_levels(k)
     eps_bw, eps_count, eps_split = within(epsilon, [s * epsilon for s in SHARES])
     counts = level_shares(eps_count, levels + 1)
@@ -308,7 +307,7 @@ def _announcer(ball: float | None):
             mechanism,
             purpose,
             output,
-            lambda data: query(checks.project_to_ball(np.asarray(data, dtype=float), ball)),
+            lambda data: query(checks.project_to_ball(data, ball)),
         )
 
     return announce

@@ -100,8 +100,7 @@ def lsh_splits(
     """
     X = checks.points(X, r)
     N, d = X.shape
-    if ball is not None:
-        X = checks.project_to_ball(X, float(ball))
+    X = checks.project_to_ball(X, ball)
     if not 0.0 < count_share < 1.0:
         raise ValueError(f"count_share must lie in (0, 1), got {count_share}")
     D = int(depth) or default_depth(k)
@@ -151,19 +150,14 @@ def lsh_splits(
         "leaf coordinate sums",
         noisy_sums,
         lambda data: _leaf_sums(
-            _in_ball(data, ball), _hash_bits(np.asarray(data), directions), leaves
+            checks.project_to_ball(data, ball), _hash_bits(np.asarray(data), directions), leaves
         ),
     )
     weights = np.array([max(c, 1.0) for _, _, c in leaves])
-    points = _in_ball(np.clip(noisy_sums / weights[:, None], -r, r), ball)
+    points = checks.project_to_ball(np.clip(noisy_sums / weights[:, None], -r, r), ball)
     C = weighted_kmeans(points, weights, k, km_rng, n_init=n_init)
     info = {"depth": D, "leaves": len(leaves), "t_node": t_node, "t_branch": t_branch}
     return DPResult(C, ledger, 0, info)
-
-
-def _in_ball(X: np.ndarray, ball: float | None) -> np.ndarray:
-    """X projected into the ball, or X itself when there is none."""
-    return X if ball is None else checks.project_to_ball(np.asarray(X, dtype=float), ball)
 
 
 def count_children(level, node, bits, j, branching, rng, ledger, directions):

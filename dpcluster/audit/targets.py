@@ -345,26 +345,22 @@ def central_targets() -> list[Target]:
             per_trial=True,
             note="white-box sums the exact exponential-mechanism selection probabilities",
         ),
-        Target(
-            name="lsh_splits",
-            covers=("lsh_splits",),
-            kind="central",
-            params={**central, "n_init": 1},
-            trials=1_000,
-            run=_per_trial(lsh_one(K_CENTRAL)),
-            pair=central_pair,
-            per_trial=True,
-        ),
-        Target(
-            name="lsh_splits (ball)",
-            covers=("lsh_splits",),
-            kind="central",
-            params={**central, "n_init": 1, "ball": 1.0},
-            trials=1_000,
-            run=_per_trial(lsh_one(K_CENTRAL, ball=1.0)),
-            pair=central_pair,
-            per_trial=True,
-            note="records projected into the unit ball; Laplace sums charged min(d, √d·R)",
+        *(
+            Target(
+                name="lsh_splits" + ("" if ball is None else " (ball)"),
+                covers=("lsh_splits",),
+                kind="central",
+                params={**central, "n_init": 1, **({} if ball is None else {"ball": ball})},
+                trials=1_000,
+                run=_per_trial(lsh_one(K_CENTRAL, ball=ball)),
+                pair=central_pair,
+                per_trial=True,
+                note=note,
+            )
+            for ball, note in (
+                (None, ""),
+                (1.0, "records projected into the unit ball; Laplace sums charged min(d, √d·R)"),
+            )
         ),
         Target(
             name="lsh_splits (gaussian)",
