@@ -11,6 +11,7 @@ that scikit-learn's DBSCAN and AgglomerativeClustering accept with
 
 from __future__ import annotations
 
+import math
 import warnings
 from numbers import Integral, Real
 
@@ -293,10 +294,9 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        X = validate_data(self, X, dtype=np.float64)
-        k = int(self.n_clusters)
-        if k > len(X):
-            raise ValueError(f"n_clusters={self.n_clusters} must be in 1..{len(X)} (records)")
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=0)
+        # no check of n_clusters against N: N is private, and every private method releases
+        # k centres from any number of records, none included (docs/privacy.md)
         params = _method_params(self.method, self.method_params)
         extra = self._domain_and_delta(X.shape[1])
         if self.radius is not None:
@@ -332,7 +332,7 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         centres, res = fit_central(
             central_methods()[self.method].fit,
             Z,
-            k,
+            int(self.n_clusters),
             float(self.epsilon),
             _rng(self.random_state),
             self._radius,
@@ -371,7 +371,7 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         self.cluster_centers_ = self._unscale(centres)
         self.labels_ = self._nearest(Z)
         self.inertia_ = self._inertia(X)
-        self.nicv_ = float(nicv(Z, self._centres_scaled))
+        self.nicv_ = float(nicv(Z, self._centres_scaled)) if len(Z) else math.nan
         return self
 
     def _nearest(self, Z) -> np.ndarray:

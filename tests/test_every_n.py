@@ -141,6 +141,35 @@ def test_the_count_is_released_once_and_refusals_come_first():
     assert released == []
 
 
+@pytest.mark.parametrize("N", [0, 1, 3])
+def test_every_private_method_releases_k_centres_below_k_records(N):
+    """N is private, so whether N < k (or N = 0, the neighbour of every one-record set)
+    is not a branch: with public bounds every method whose ledger proves its ε releases
+    k finite centres within ε from N records. A method that books an exact read of N as
+    ε = ∞ (GkM, diffprivlib as shipped) may refuse; an optional comparator that is not
+    installed is skipped."""
+    from dpcluster.estimator import GAUSSIAN_METHODS, central_methods
+
+    rng = np.random.default_rng(N)
+    X, enough = rng.uniform(-1, 1, (N, 2)), rng.uniform(-1, 1, (10, 2))
+    ran = []
+    for name in central_methods():
+        kw = {"delta": 1e-6} if name in GAUSSIAN_METHODS and name != "auto" else {}
+        model = DPKMeans(4, epsilon=0.7, method=name, bounds=(-1, 1), random_state=0, **kw)
+        try:
+            proves = model.fit(enough).ledger_.total_epsilon <= 0.7
+        except ImportError:
+            continue
+        if not proves:
+            continue
+        model.fit(X)
+        assert model.cluster_centers_.shape == (4, 2), name
+        assert np.all(np.isfinite(model.cluster_centers_)), name
+        assert model.ledger_.total_epsilon <= 0.7, name
+        ran.append(name)
+    assert {"auto", "dplloyd", "eugkm", "lsh_splits", "dpm"} <= set(ran)
+
+
 # --- switch points -----------------------------------------------------------------------
 
 

@@ -37,11 +37,12 @@ def points_and_stats(
 
 
 def records(X, what: str = "X") -> np.ndarray:
-    """X as a non-empty (N, d) float64 array: its shape only. Its values are checked by
+    """X as an (N, d) float64 array, d ≥ 1 and N ≥ 0 (N is private: a release is defined
+    on the empty dataset too): its shape only. Its values are checked by
     :func:`points` or :func:`points_and_stats`, one of which must follow."""
     X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
-        raise ValueError(f"{what} must be a non-empty (N, d) array, got shape {X.shape}")
+    if X.ndim != 2 or X.shape[1] < 1:
+        raise ValueError(f"{what} must be an (N, d) array with d >= 1, got shape {X.shape}")
     return X
 
 

@@ -185,6 +185,8 @@ def gkm(
     {blocks l, block_size}.
     """
     X = checks.points(X, r)
+    if len(X) == 0:  # its blocks are sized from the exact N (booked as ε = ∞ below)
+        raise ValueError("GkM needs at least one record: its blocks are cut from the exact N")
     sag_rng, noise_rng = rng.spawn(2)
     centre, l = sample_and_aggregate(X, k, block, sag_rng, minit, align_rule, max_iter, r)
     ledger = Ledger()
