@@ -329,17 +329,26 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
                 ),
                 stacklevel=2,
             )
-        centres, res = fit_central(
-            central_methods()[self.method].fit,
-            Z,
-            int(self.n_clusters),
-            float(self.epsilon),
-            _rng(self.random_state),
-            self._radius,
-            params,
-            delta=extra.get("delta", 0.0),
-            ball=extra.get("ball"),
-        )
+        try:
+            centres, res = fit_central(
+                central_methods()[self.method].fit,
+                Z,
+                int(self.n_clusters),
+                float(self.epsilon),
+                _rng(self.random_state),
+                self._radius,
+                params,
+                delta=extra.get("delta", 0.0),
+                ball=extra.get("ball"),
+            )
+        except (ArithmeticError, MemoryError) as exc:
+            # parameters inside their declared ranges can still combine past what the
+            # arithmetic or the memory holds: one line that names them, not a traceback
+            raise ValueError(
+                f"method {self.method!r} with n_clusters={self.n_clusters}, "
+                f"epsilon={self.epsilon}, method_params={self.method_params!r} failed: "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
         public = self.bounds is not None or self.radius is not None
         res.ledger.bounds = "public" if public else "data"
         if self.accountant is not None:

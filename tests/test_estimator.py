@@ -131,3 +131,27 @@ def test_dpbv_encoder_feeds_scikit_learn_clustering():
     m = [c.m_max for c in enc.codec_.attributes]
     assert enc.ledger_.total_epsilon == pytest.approx(sum(m) * 2.0)
     assert enc.ledger_.claimed_epsilon == pytest.approx(2 * 2.0)
+
+
+EDGES = [0, -1, 1, 2, 0.5, 1e-300, 1e300, -1e-9, "x", None, True]
+
+
+@pytest.mark.parametrize("method", sorted(set(METHODS) - {"diffprivlib"}))
+def test_every_method_parameter_at_its_edges_fits_or_says_why(method):
+    """Each ``method_params`` entry at zero, negative, tiny, huge and mistyped values: the
+    fit either releases finite centres or raises a ValueError or TypeError, never another
+    exception (a kernel that indexed past a zero-cell grid corrupted the heap)."""
+    from dpcluster.estimator import GAUSSIAN_METHODS, central_methods
+
+    data = np.random.default_rng(0).uniform(-1, 1, (150, 3))
+    delta = {"delta": 1e-6} if method in GAUSSIAN_METHODS and method != "auto" else {}
+    for key in central_methods()[method].fit.params:
+        for value in EDGES:
+            model = DPKMeans(
+                3, bounds=(-1, 1), random_state=0, method=method, method_params={key: value}
+            )
+            try:
+                model.set_params(**delta).fit(data)
+            except (ValueError, TypeError):
+                continue
+            assert np.all(np.isfinite(model.cluster_centers_)), (key, value)

@@ -792,3 +792,14 @@ def test_rows_to_lanes_reads_nothing_past_the_last_record(d, n):
         timeout=300,
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+def test_grid_kernels_refuse_a_grid_without_cells():
+    """The grid kernels index without bounds checks, so m < 1 is refused before they run
+    (m = 0 once wrote past an empty histogram)."""
+    X = np.zeros((3, 2))
+    for m in (0, -2):
+        with pytest.raises(ValueError, match="at least 1 cell per axis"):
+            kernels.grid_histogram(X, m)
+        with pytest.raises(ValueError, match="at least 1 cell per axis"):
+            kernels.grid_moments(np.zeros(1), m, np.zeros((1, 2, 2)))

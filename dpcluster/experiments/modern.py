@@ -70,7 +70,7 @@ _CAPPED_PARAMS = {
         CAPPED_ALPHA,
         float,
         "cap after the first step: the box's diagonal times alpha/(2 k^(1/d))",
-        check=lambda v: None if v > 0 and v < 1e6 else "must be positive",
+        check=lambda v: None if 1e-6 <= v <= 1e6 else "must be in [1e-6, 1e6]",
     ),
 }
 

@@ -99,7 +99,14 @@ _GENE_PARAMS = {
     "pool": Param(200, int, "candidate pool size m", minimum=2),
     "selected": Param(10, int, "parameters selected per iteration m'", minimum=1),
     "iterations": private_iterations(8, "iterations r_it (ε/(m'·r_it) per selection)"),
-    "decay": Param(0.7, float, "mutation width r·decay^(i−1)", minimum=0.0),
+    "decay": Param(
+        0.7,
+        float,
+        "mutation width r·decay^(i−1)",
+        minimum=0.0,
+        maximum=1.0,
+        maximum_reason="the mutation width never grows",
+    ),
 }
 
 
@@ -221,7 +228,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
                     RHO,
                     float,
                     "ρ of the split c = (4dρ²)^(1/3)",
-                    check=lambda v: None if v > 0 else "must be > 0",
+                    check=lambda v: None if 1e-6 <= v <= 1e6 else "must be in [1e-6, 1e6]",
                 ),
                 "init": Param("sphere_packing", str, "initial sets", choices=INIT_METHODS),
                 "min_count": _MIN_COUNT,
@@ -278,7 +285,10 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         ),
         methods.fit_eugkm,
         eugkm,
-        extra=_GRID_STARTS,
+        extra={
+            **_GRID_STARTS,
+            "max_cells": Param(MAX_CELLS, int, "the largest grid m^d built", minimum=1),
+        },
     ),
     "lloyd_steps": AlgorithmInfo(
         "lloyd_steps",

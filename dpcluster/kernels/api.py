@@ -117,7 +117,8 @@ def labels(X: np.ndarray, C: np.ndarray) -> np.ndarray:
 
 
 def grid_histogram(X: np.ndarray, m: int, r: float = 1.0) -> np.ndarray:
-    """Cell counts n_c (m^d,) float64 of the uniform grid on [-r, r]^d (C order)."""
+    """Cell counts n_c (m^d,) float64 of the uniform grid on [-r, r]^d (C order), m ≥ 1."""
+    _check_cells(m)
     out = np.zeros(int(m) ** X.shape[1])
     grid_counts(_as_points(X), int(m), float(r), out)
     return out
@@ -155,7 +156,14 @@ def grid_moments(
 GRID_DISTANCES = ("float32", "float64")
 
 
+def _check_cells(m) -> None:
+    """The grid kernels index without bounds checks: refuse m < 1 before they run."""
+    if int(m) < 1:
+        raise ValueError(f"a grid needs at least 1 cell per axis, got m={m}")
+
+
 def _grid_pass(weights, m, C, r, with_sse, distances):
+    _check_cells(m)
     if distances not in GRID_DISTANCES:
         raise ValueError(f"distances must be one of {GRID_DISTANCES}, not {distances!r}")
     R, k, d = C.shape
