@@ -21,7 +21,7 @@ from dpcluster.algorithms.dplloyd import (
     improved_ratio,
     improved_split,
 )
-from dpcluster.algorithms.eugkm import cells_per_axis
+from dpcluster.algorithms.eugkm import cells_per_axis, synopsis_seeds
 from dpcluster.rng import StreamFactory
 from tests import naive
 
@@ -200,3 +200,44 @@ def test_init_set_i_does_not_depend_on_count():
     f = StreamFactory(4, ("s1",))
     np.testing.assert_array_equal(initial_sets(f, 3, 5, 2)[2], initial_sets(f, 30, 5, 2)[2])
     assert math.isfinite(initial_sets(f, 1, 5, 2).sum())
+
+
+# --- seeding the grid's Lloyd on its synopsis (docs/methods.md M3s) --------------------------
+
+
+def _centre_of(cell: int, m: int, d: int) -> np.ndarray:
+    digits = np.unravel_index(cell, (m,) * d)
+    return -1.0 + (np.array(digits) + 0.5) * (2.0 / m)
+
+
+def test_synopsis_seeds_sit_on_clear_cells_and_keep_half_the_given_sets():
+    m, d, k = 10, 2, 3
+    noisy = np.random.default_rng(0).laplace(0.0, 1.0, m**d)  # below ln(100) = 4.6 almost surely
+    noisy = np.clip(noisy, -4.0, 4.0)
+    clear = [7, 42, 77, 93]
+    noisy[clear] = [30.0, 50.0, 20.0, 40.0]
+    inits = np.random.default_rng(1).uniform(-1, 1, (5, k, d))
+    out = synopsis_seeds(noisy, m, inits, 1.0, np.random.default_rng(2))
+    centres = np.array([_centre_of(c, m, d) for c in clear])
+    for s in range(3):  # ⌈5/2⌉ sets redrawn: every centre on a distinct clear cell
+        hit = np.isclose(out[s][:, None, :], centres[None]).all(axis=2)
+        assert hit.any(axis=1).all() and len(np.unique(out[s], axis=0)) == k
+    np.testing.assert_array_equal(out[3:], inits[3:])
+
+
+def test_synopsis_seeds_keep_the_given_sets_where_the_synopsis_has_too_few_clear_cells():
+    m, d, k = 10, 2, 4
+    noisy = np.zeros(m**d)
+    noisy[[5, 55, 95]] = 100.0
+    inits = np.random.default_rng(1).uniform(-1, 1, (4, k, d))
+    out = synopsis_seeds(noisy, m, inits, 1.0, np.random.default_rng(2))
+    np.testing.assert_array_equal(out, inits)
+
+
+def test_synopsis_seeding_is_post_processing(s1):
+    """Same ledger with either seeding: the seeds read only the released counts."""
+    inits = np.random.default_rng(3).uniform(-1, 1, (6, 4, 2))
+    given = eugkm(s1.X, 4, 1.0, inits, np.random.default_rng(4), n=5000.0)
+    seeded = eugkm(s1.X, 4, 1.0, inits, np.random.default_rng(4), n=5000.0, seeding="synopsis")
+    assert [e.epsilon for e in seeded.ledger.entries] == [e.epsilon for e in given.ledger.entries]
+    assert seeded.ledger.total_epsilon == given.ledger.total_epsilon == 1.0

@@ -25,6 +25,7 @@ from ..privacy.ledger import book_exact_count
 from . import checks
 from .dplloyd import DPResult
 from .lloyd import grid_lloyd_batch
+from .weighted import kmeanspp_seeds
 
 ROUNDING = {"round": round, "floor": math.floor, "ceil": math.ceil}
 
@@ -59,6 +60,7 @@ def eugkm(
     r: float = 1.0,
     distances: str = "float32",
     n: float | None = None,
+    seeding: str = "given",
 ) -> DPResult:
     """One EUGkM synopsis and the centroid set chosen from it.
 
@@ -75,6 +77,9 @@ def eugkm(
     n      the public or already released record count that sets M; None reads the exact
            N as the paper does, and books that read (:func:`~dpcluster.privacy.ledger.
            book_exact_count`).
+    seeding  "given": Lloyd starts from ``inits`` (the paper's shared sets); "synopsis":
+           half of them redrawn by greedy k-means++ on the cells whose noisy count clears
+           the noise (:func:`synopsis_seeds`, post-processing).
     Returns DPResult with info {m, cells, chosen_init, n_used}.
     """
     X = checks.points(X, r)
@@ -109,6 +114,8 @@ def eugkm(
     cell_mech = ledger.record(LaplaceMechanism(eps_cells, 1.0), "grid cell counts")
     noisy = cell_mech.add(counts, cell_mech.noise(cell_rng, n_cells))
     release(cell_mech, "grid cell counts", noisy, lambda data: grid_histogram(data, m, r))
+    if seeding == "synopsis":
+        inits = synopsis_seeds(noisy, m, inits, cell_mech.scale, rng.spawn(1)[0], r)
     C, iters = grid_lloyd_batch(
         noisy, m, inits, max_iter=max_iter, tol=tol * r, r=r, distances=distances
     )
@@ -118,5 +125,49 @@ def eugkm(
         C[best],
         ledger,
         int(iters[best]),
-        {"m": m, "cells": n_cells, "chosen_init": best, "n_used": n_used},
+        {
+            "m": m,
+            "cells": n_cells,
+            "chosen_init": best,
+            "n_used": n_used,
+        },
     )
+
+
+#: seeding choices of :func:`eugkm`
+SEEDINGS = ("given", "synopsis")
+
+
+def synopsis_seeds(
+    noisy: np.ndarray,
+    m: int,
+    inits: np.ndarray,
+    scale: float,
+    rng: np.random.Generator,
+    r: float = 1.0,
+) -> np.ndarray:
+    """The start sets ``inits`` (S, k, d) with the first ⌈S/2⌉ redrawn from a released
+    synopsis: greedy k-means++ (:func:`~dpcluster.algorithms.weighted.kmeanspp_seeds`) on
+    the centres of the cells whose noisy count ñ_c exceeds ``scale·ln(m^d)``, weighted by
+    ñ_c. Laplace noise of that ``scale`` passes the threshold in about half a cell of the
+    whole grid, so these seeds sit where records are rather than anywhere in the box; the
+    other sets stay as given, and the choice by synopsis NICV takes the better. With fewer
+    clear cells than k (a grid too coarse or too noisy to place k centres) every set stays.
+    Post-processing: it reads only the noisy counts, the public m and the scale."""
+    S, k, d = inits.shape
+    out = np.array(inits, dtype=np.float64, copy=True)
+    tau = scale * math.log(max(noisy.size, 2))
+    keep = np.flatnonzero(noisy > tau)
+    if keep.size < k:  # too few clear cells to place k centres: the given sets stay
+        return out
+    digits = np.empty((keep.size, d), dtype=np.int64)
+    rest = keep.copy()
+    for i in range(d - 1, -1, -1):  # C order: the last axis varies fastest
+        digits[:, i] = rest % m
+        rest //= m
+    P = -r + (digits + 0.5) * (2.0 * r / m)
+    w = noisy[keep]
+    trials = 2 + int(math.log(k))
+    for s in range(-(-S // 2)):
+        out[s] = kmeanspp_seeds(P, w, k, rng, trials)
+    return out

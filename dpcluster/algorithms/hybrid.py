@@ -36,12 +36,13 @@ def hybrid(
     r: float = 1.0,
     distances: str = "float32",
     n: float | None = None,
+    seeding: str = "given",
 ) -> list[DPResult]:
     """One EUGkM synopsis followed by ``lloyd_runs`` independent DPLloyd iterations.
 
     X (N, d); inits (30, k, d) the shared sets; ``rng`` is split into the synopsis stream and
     one (count, sum) pair per DPLloyd run. ``force`` skips the fallback test. ``distances``
-    is EUGkM's (:func:`~dpcluster.algorithms.eugkm.eugkm`).
+    and ``seeding`` are EUGkM's (:func:`~dpcluster.algorithms.eugkm.eugkm`).
     Returns ``lloyd_runs`` DPResults (one when falling back); info carries ``fell_back``,
     ``ineq15`` and the EUGkM grid.
     """
@@ -64,6 +65,7 @@ def hybrid(
         r=r,
         distances=distances,
         n=count,
+        seeding=seeding,
     )
     if n is None:
         book_exact_count(first.ledger, "the hybrid's switch and EUGkM's M")

@@ -225,23 +225,25 @@ def fit_dplloyd_capped(
     return _joined(ledger, res, **({"noisy_count": p.count} if p.count else {}))
 
 
-def fit_eugkm(Z, k, epsilon, rng, r=1.0, init_sets=30, n=None, **params):
-    """A3 from ``init_sets`` uniform start sets in the box, its grid size M from the plan's
-    noisy Ñ (:mod:`.plan`)."""
+def fit_eugkm(Z, k, epsilon, rng, r=1.0, init_sets=30, n=None, seeding="synopsis", **params):
+    """A3 with its grid size M from the plan's noisy Ñ (:mod:`.plan`), Lloyd from
+    ``init_sets`` sets: k-means++ on the synopsis's clear cells (``seeding: synopsis``,
+    :func:`~dpcluster.algorithms.eugkm.synopsis_seeds`), or uniform in the box (``given``,
+    the paper's, and the fallback where no cell clears the noise)."""
     p, ledger = _planned("eugkm", Z, k, epsilon, rng, r, params, n)
     box = _box(r, Z.shape[1])
     inits = rng.uniform(box[0], box[1], size=(init_sets, k, Z.shape[1]))
-    res = eugkm(Z, k, p.epsilon, inits, rng, n=p.count, **params)
+    res = eugkm(Z, k, p.epsilon, inits, rng, n=p.count, seeding=seeding, **params)
     return _joined(ledger, res, noisy_count=p.count)
 
 
-def fit_hybrid(Z, k, epsilon, rng, r=1.0, init_sets=30, n=None, **params):
-    """A7 from ``init_sets`` uniform start sets in the box, its switch and grid from the
-    plan's noisy Ñ (:mod:`.plan`)."""
+def fit_hybrid(Z, k, epsilon, rng, r=1.0, init_sets=30, n=None, seeding="synopsis", **params):
+    """A7 with its switch and grid from the plan's noisy Ñ (:mod:`.plan`), its EUGkM
+    seeded as :func:`fit_eugkm`'s."""
     p, ledger = _planned("hybrid", Z, k, epsilon, rng, r, params, n)
     box = _box(r, Z.shape[1])
     inits = rng.uniform(box[0], box[1], size=(init_sets, k, Z.shape[1]))
-    res = hybrid(Z, k, p.epsilon, inits, rng, n=p.count, **params)[0]
+    res = hybrid(Z, k, p.epsilon, inits, rng, n=p.count, seeding=seeding, **params)[0]
     return _joined(ledger, res, noisy_count=p.count)
 
 

@@ -25,24 +25,10 @@ def weighted_kmeans(
     k-means++) and Lloyd, ``n_init`` starts, lowest Σ w·D² kept. P (m, d), w (m,) ≥ 0.
     With fewer than k points (or weight on fewer), the spare centres repeat chosen ones.
     Returns (k, d)."""
-    m = len(P)
     trials = trials or 2 + int(math.log(k))
     best, best_cost = None, math.inf
     for _ in range(n_init):
-        C = np.empty((k, P.shape[1]))
-        first = rng.choice(m, p=w / w.sum()) if w.sum() > 0 else rng.integers(m)
-        C[0] = P[first]
-        d2 = ((P - C[0]) ** 2).sum(axis=1)
-        for j in range(1, k):
-            mass = w * d2
-            if mass.sum() > 0:
-                picks = rng.choice(m, size=trials, p=mass / mass.sum())
-                after = np.minimum(d2, ((P[None, :, :] - P[picks][:, None, :]) ** 2).sum(axis=2))
-                pick = picks[int(np.argmin(after @ w))]
-            else:
-                pick = rng.integers(m)
-            C[j] = P[pick]
-            d2 = np.minimum(d2, ((P - C[j]) ** 2).sum(axis=1))
+        C = kmeanspp_seeds(P, w, k, rng, trials)
         for _ in range(max_iter):
             labels = np.argmin(((P[:, None, :] - C[None]) ** 2).sum(axis=2), axis=1)
             mass = np.bincount(labels, weights=w, minlength=k)
@@ -58,3 +44,28 @@ def weighted_kmeans(
         if cost < best_cost:
             best, best_cost = C.copy(), cost
     return best
+
+
+def kmeanspp_seeds(
+    P: np.ndarray, w: np.ndarray, k: int, rng: np.random.Generator, trials: int
+) -> np.ndarray:
+    """Greedy k-means++ seeding of k centres on points P (m, d) with weights w (m,) ≥ 0: the
+    first centre drawn ∝ w, each next one the candidate of lowest Σ w·D² among ``trials``
+    drawn ∝ w·D² (D: distance to the nearest centre so far). Where no weight is left the
+    pick is uniform, so fewer than k weighted points repeat chosen ones. Returns (k, d)."""
+    m = len(P)
+    C = np.empty((k, P.shape[1]))
+    first = rng.choice(m, p=w / w.sum()) if w.sum() > 0 else rng.integers(m)
+    C[0] = P[first]
+    d2 = ((P - C[0]) ** 2).sum(axis=1)
+    for j in range(1, k):
+        mass = w * d2
+        if mass.sum() > 0:
+            picks = rng.choice(m, size=trials, p=mass / mass.sum())
+            after = np.minimum(d2, ((P[None, :, :] - P[picks][:, None, :]) ** 2).sum(axis=2))
+            pick = picks[int(np.argmin(after @ w))]
+        else:
+            pick = rng.integers(m)
+        C[j] = P[pick]
+        d2 = np.minimum(d2, ((P - C[j]) ** 2).sum(axis=1))
+    return C

@@ -7,7 +7,7 @@ import dataclasses
 
 from ..algorithms import methods
 from ..algorithms.dplloyd import RHO, dplloyd, dplloyd_improved
-from ..algorithms.eugkm import MAX_CELLS, ROUNDING, cells_per_axis, eugkm
+from ..algorithms.eugkm import MAX_CELLS, ROUNDING, SEEDINGS, cells_per_axis, eugkm
 from ..algorithms.gkm import (
     ALIGN,
     MINIT,
@@ -159,7 +159,15 @@ _LLOYD_START = {
         choices=("sphere_packing", "uniform"),
     )
 }
-_GRID_STARTS = {"init_sets": Param(30, int, "uniform start sets in the box", minimum=1)}
+_GRID_STARTS = {
+    "init_sets": Param(30, int, "Lloyd start sets on the synopsis", minimum=1),
+    "seeding": Param(
+        "synopsis",
+        str,
+        "starts: k-means++ on the cells that clear the noise (synopsis) or uniform (given)",
+        choices=SEEDINGS,
+    ),
+}
 
 
 def _with_fit(info: AlgorithmInfo, function, *algorithms, extra=None) -> AlgorithmInfo:
