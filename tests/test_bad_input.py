@@ -178,7 +178,7 @@ CASES.update(
     {
         "theta nan": (_algorithm("eugkm", theta=float("nan")), ["theta", "finite"]),
         "iterations float": (_algorithm("dplloyd", iterations=2.5), ["iterations", "integer"]),
-        "rho zero": (_algorithm("dplloyd_improved", rho=0.0), ["rho", "> 0"]),
+        "rho zero": (_algorithm("dplloyd_improved", rho=0.0), ["rho", "[1e-6, 1e6]"]),
         "grid too large": (_algorithm("eugkm", theta=1e-9), ["theta", "grid"]),
         "selected above pool": (_algorithm("pgkm", pool=2, selected=10), ["selected", "pool"]),
         "uniform lo above hi": (_dataset("uniform", lo=5.0, hi=1.0), ["params.hi", "lo < hi"]),
