@@ -125,12 +125,7 @@ def eugkm(
         C[best],
         ledger,
         int(iters[best]),
-        {
-            "m": m,
-            "cells": n_cells,
-            "chosen_init": best,
-            "n_used": n_used,
-        },
+        {"m": m, "cells": n_cells, "chosen_init": best, "n_used": n_used},
     )
 
 
@@ -160,11 +155,7 @@ def synopsis_seeds(
     keep = np.flatnonzero(noisy > tau)
     if keep.size < k:  # too few clear cells to place k centres: the given sets stay
         return out
-    digits = np.empty((keep.size, d), dtype=np.int64)
-    rest = keep.copy()
-    for i in range(d - 1, -1, -1):  # C order: the last axis varies fastest
-        digits[:, i] = rest % m
-        rest //= m
+    digits = np.stack(np.unravel_index(keep, (m,) * d), axis=1)  # the cells' C order
     P = -r + (digits + 0.5) * (2.0 * r / m)
     w = noisy[keep]
     trials = 2 + int(math.log(k))

@@ -227,9 +227,9 @@ def fit_dplloyd_capped(
 
 def fit_eugkm(Z, k, epsilon, rng, r=1.0, init_sets=30, n=None, seeding="synopsis", **params):
     """A3 with its grid size M from the plan's noisy Ñ (:mod:`.plan`), Lloyd from
-    ``init_sets`` sets: k-means++ on the synopsis's clear cells (``seeding: synopsis``,
-    :func:`~dpcluster.algorithms.eugkm.synopsis_seeds`), or uniform in the box (``given``,
-    the paper's, and the fallback where no cell clears the noise)."""
+    ``init_sets`` sets uniform in the box (``seeding: given``, the paper's), half of them
+    redrawn by k-means++ on the synopsis's clear cells (``synopsis``, unless fewer than k
+    cells clear the noise; :func:`~dpcluster.algorithms.eugkm.synopsis_seeds`)."""
     p, ledger = _planned("eugkm", Z, k, epsilon, rng, r, params, n)
     box = _box(r, Z.shape[1])
     inits = rng.uniform(box[0], box[1], size=(init_sets, k, Z.shape[1]))
