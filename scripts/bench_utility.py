@@ -47,7 +47,7 @@ from sklearn.metrics import adjusted_rand_score
 
 from dpcluster.algorithms.comparators import diffprivlib_split, load_diffprivlib_kmeans
 from dpcluster.data import benchmark as battery
-from dpcluster.estimator import METHODS, DPKMeans
+from dpcluster.estimator import DELTA_ONLY, METHODS, DPKMeans
 
 REFERENCES = ("kmeans", "private_mean")
 #: the papers' A1 as DPKMeans offered it by default before auto: per-feature scaling, a
@@ -340,8 +340,9 @@ def main(argv=None) -> int:
         print(f"{name}: fewer than 2 reference clusters; left out", file=sys.stderr)
     sets = [name for name in sets if name not in skipped]
     eps = [float(e) for e in args.eps.split(",")]
-    # diffprivlib joins below as shipped on the raw data (not through DPKMeans's scaling)
-    own = [m for m in METHODS if m != "diffprivlib"]
+    # diffprivlib joins below as shipped on the raw data (not through DPKMeans's scaling);
+    # a method that spends (ε, δ) only is run when asked for with its δ (``name@1e-6``)
+    own = [m for m in METHODS if m != "diffprivlib" and m not in DELTA_ONLY]
     methods = args.methods.split(",") if args.methods else [*own, "dplloyd_paper"]
     if diffprivlib_kmeans() is not None and not args.methods:
         methods.append("diffprivlib")
