@@ -1,11 +1,13 @@
 #!/usr/bin/env python
-"""Benchmark: grid Lloyd as dispatched (the pruned search where it pays) against the
-brute-force search alone, in the same process.
+"""Benchmark: grid Lloyd as dispatched (the pruned search or the block kernel where they
+pay) against the row kernel alone, in the same process.
 
-The reference sends every shape to the lane-vectorised brute force (``pruned_pays`` always
-false); the current run lets ``dpcluster.kernels.pruned.pruned_pays`` choose. Both give
-the same bits (``tests/test_pruned.py``), so only the time differs. Each row is the best
-of ``--repeats`` timings; the ratio is reference / current.
+The reference sends every shape to the lane-vectorised row kernel of ``kernels/grid.py``
+(``pruned_pays`` and ``blocks_pay`` always false); the current run lets
+``dpcluster.kernels.api`` choose. The pruned search gives the same bits
+(``tests/test_pruned.py``), the block kernel the same labels, counts and SSE with sums
+that differ by rounding (``tests/test_grid_blocks.py``). Each row is the best of
+``--repeats`` timings; the ratio is reference / current.
 
     python scripts/bench_grid.py [--repeats 3]
 """
@@ -31,13 +33,13 @@ from bench_sampler import best  # noqa: E402  (best of n timings, as every bench
 
 @contextlib.contextmanager
 def brute_force_everywhere():
-    """Every grid pass through the brute-force search (the kernel before pruning)."""
-    current = api.pruned_pays
-    api.pruned_pays = lambda m, d, k: False
+    """Every grid pass through the row kernel's brute-force search."""
+    current = api.pruned_pays, api.blocks_pay
+    api.pruned_pays = api.blocks_pay = lambda m, d, k: False
     try:
         yield
     finally:
-        api.pruned_pays = current
+        api.pruned_pays, api.blocks_pay = current
 
 
 def blobs(n: int, d: int, k: int, seed: int = 0) -> np.ndarray:
@@ -61,6 +63,13 @@ def workloads(battery: Path | None = None):
         "Figure-2 EUGkM pass (5^9 cells, k=8, 30 sets)",
         lambda: grid_moments(w9, m9, C9, distances="float32"),
     )
+    for d, m, k in [(10, 4, 10), (7, 7, 7), (6, 8, 6), (5, 11, 5)]:  # Figure 2's other grids
+        w = rng.laplace(size=m**d)
+        C = rng.uniform(-1, 1, (30, k, d))
+        yield (
+            f"Figure-2 EUGkM pass ({m}^{d} cells, k={k}, 30 sets)",
+            lambda w=w, m=m, C=C: grid_moments(w, m, C, distances="float32"),
+        )
     w1 = rng.laplace(size=464)
     C1 = rng.uniform(-1, 1, (30, 32, 1))
     yield (
@@ -103,7 +112,7 @@ def main(argv=None) -> int:
         "--battery", type=Path, help="clustering-data-v1 folder: adds birch1 (sipu/birch1)"
     )
     args = ap.parse_args(argv)
-    print(f"| workload | brute force s | current s | ratio (best of {args.repeats}) |")
+    print(f"| workload | row kernel s | current s | ratio (best of {args.repeats}) |")
     print("|---|---|---|---|")
     for name, fn in workloads(args.battery):
         fn()  # compile both before timing

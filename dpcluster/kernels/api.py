@@ -9,6 +9,7 @@ import numpy as np
 
 from .assign import accumulate_batched, assign_labels, sse_batched, sse_expanded_batched
 from .grid import GRID_LANES, grid_accumulate, grid_counts
+from .grid_blocks import blocks_pay, grid_block_accumulate
 from .points import accumulate_points
 from .pruned import grid_accumulate_pruned, pruned_pays
 
@@ -188,7 +189,8 @@ def _grid_pass(weights, m, C, r, with_sse, distances):
     Rp = -(-R // L) * L  # pad with copies of the last set, then trim
     Cp = np.concatenate([C, np.repeat(C[-1:], Rp - R, axis=0)]) if Rp > R else C
     counts, sums, out = np.empty((k, Rp)), np.empty((k, d, Rp)), np.empty(Rp)
-    grid_accumulate(
+    kernel = grid_block_accumulate if blocks_pay(int(m), d, k) else grid_accumulate
+    kernel(
         w,
         int(m),
         float(r),

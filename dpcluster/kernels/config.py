@@ -79,6 +79,14 @@ COMPILE_AFTER_S = 8.0
 #: the centroid loop goes outside the lane loop (the same labels; ``scripts/bench_grid.py``)
 GRID_UNROLL_MAX_K = 24
 
+#: the block grid kernel (grid_blocks.py) serves grids from this many dimensions: at d = 3
+#: its slab is one block and it was slower than the row kernel at every measured shape
+GRID_BLOCKS_MIN_D = 4
+
+#: ... and while its table of the last two axes' weights, m²·k·GRID_LANES doubles, fits in
+#: this many bytes (1.14x at 310 KB, 0.98x at 740 KB and 0.85x at 1.9 MB; docs/performance.md)
+GRID_BLOCKS_MAX_BYTES = 512 * 1024
+
 #: the pruned grid search (pruned.py) compares a box's surviving centroids cell by cell
 #: once the box has at most this many cells
 GRID_PRUNED_LEAF = 128

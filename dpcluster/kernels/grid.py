@@ -50,6 +50,34 @@ def cell_centres(m: int, d: int, r: float = 1.0) -> np.ndarray:
 
 
 @njit(cache=True)
+def axis_centres(m, r):
+    """The m cell centres along one axis of the grid on [-r, r]: (m,) float64."""
+    width = 2.0 * r / m
+    ax = np.empty(m)
+    for a in range(m):
+        ax[a] = -r + (a + 0.5) * width
+    return ax
+
+
+@njit(cache=True)
+def distance_tables(ax, Ct, L, F):
+    """Per-axis squared distances from the cell centres ``ax`` (m,) to centroids Ct (k, d, R):
+    ``Tb[c, i, a, j·L + b] = (ax[a] − o^j_i)²`` in precision F for run c·L + b, so each
+    block of L runs is one contiguous (d, m, k·L) table. R is a multiple of L."""
+    k, d, R = Ct.shape
+    m = ax.shape[0]
+    Tb = np.empty((R // L, d, m, k * L), F)
+    for c in range(R // L):
+        for i in range(d):
+            for a in range(m):
+                for j in range(k):
+                    for b in range(L):
+                        diff = ax[a] - Ct[j, i, c * L + b]
+                        Tb[c, i, a, j * L + b] = F(diff * diff)
+    return Tb
+
+
+@njit(cache=True)
 def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, runs, L, K, F, OUTER):
     """Weighted Lloyd statistics of the ``m^d`` grid cell centres, without materialising them.
 
@@ -87,22 +115,11 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, runs, L, K, F, OU
     which dominated a cold Figure-1 run. Ties go to the lowest centroid index.
     """
     k, d, R = Ct.shape
-    width = 2.0 * r / m
-    ax = np.empty(m)
-    for a in range(m):
-        ax[a] = -r + (a + 0.5) * width
+    ax = axis_centres(m, r)
     nblocks = R // L
     kl = k * L  # deliberately not a literal: see the docstring
     nl = kl // k  # = L, but a runtime value, so the masked-add loop vectorises
-    # Tb[c, i, a, j·L + b] = (centre_a − o^j_i)² for run c·L + b: each lane block contiguous
-    Tb = np.empty((nblocks, d, m, kl), F)
-    for c in range(nblocks):
-        for i in range(d):
-            for a in range(m):
-                for j in range(k):
-                    for b in range(L):
-                        diff = ax[a] - Ct[j, i, c * L + b]
-                        Tb[c, i, a, j * L + b] = F(diff * diff)
+    Tb = distance_tables(ax, Ct, L, F)
     row_cells = m ** (d - 1)
     # each task's totals are added as it ends; tasks run slab by slab, so every (centroid,
     # run) gets its slabs' totals in slab order, with no (m, k, d, R) array of partials
