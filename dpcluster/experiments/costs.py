@@ -7,7 +7,7 @@ machines; docs/performance.md compares the estimates with measured runs."""
 from __future__ import annotations
 
 from ..algorithms.eugkm import cells_per_axis
-from ..kernels import GRID_LANES
+from ..kernels import GRID_LANES, blocks_pay
 from .protocol import CellShape
 
 # The same code ran 1.6-2x faster on 2026-12-04 than on 2026-12-03 (docs/performance.md),
@@ -18,6 +18,10 @@ from .protocol import CellShape
 GRID_SEARCH_S = 2.0e-10
 #: seconds per (grid cell · lane · iteration) of adding each cell to its cluster's sums
 GRID_SUM_S = 5.1e-10
+#: a pass of the block kernel (d ≥ 4, few cells per axis) against the row kernel's: Figure
+#: 2's EUGkM cells took 31.3 core-minutes with it against 37.5 without (idle fresh-clone
+#: runs of 2026-12-06)
+GRID_BLOCKS_SHARE = 0.83
 #: seconds per Lloyd iteration besides the grid (the centroid tables, the update in NumPy)
 GRID_PASS_S = 3.3e-5
 #: seconds per (record · centroid · coordinate) of one fitness pass over a candidate pool
@@ -43,6 +47,8 @@ def grid(shape: CellShape, share: float = 1.0) -> float:
     lanes = -(-shape.n_init // GRID_LANES) * GRID_LANES
     passes = shape.repeat * p["max_iter"]
     per_pass = float(m) ** shape.d * lanes * (shape.k * GRID_SEARCH_S + GRID_SUM_S)
+    if blocks_pay(m, shape.d, shape.k):
+        per_pass *= GRID_BLOCKS_SHARE
     return passes * (per_pass + GRID_PASS_S)
 
 

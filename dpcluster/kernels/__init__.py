@@ -1,5 +1,5 @@
 """Pure numba kernels (:mod:`.assign`, :mod:`.grid`, :mod:`.pruned`, :mod:`.points`,
-:mod:`.unrolled`, :mod:`.blocks`, :mod:`.bits`, :mod:`.scan`), their tuning constants
+:mod:`.grid_blocks`, :mod:`.unrolled`, :mod:`.blocks`, :mod:`.bits`, :mod:`.scan`), their tuning constants
 (:mod:`.config`) and compile-where-it-pays policy (:mod:`.dispatch`); this face re-exports
 the NumPy-facing wrappers of :mod:`.api`."""
 
@@ -21,12 +21,14 @@ from .api import (  # noqa: E402 - after share_numba_cache()
     sse_expanded,
 )
 from .grid import GRID_LANES, cell_centres  # noqa: E402
+from .grid_blocks import blocks_pay  # noqa: E402
 
 __all__ = [
     "cluster_stats_single",
     "cluster_stats_single_outside",
     "GRID_DISTANCES",
     "GRID_LANES",
+    "blocks_pay",
     "cell_centres",
     "cluster_stats",
     "grid_histogram",
