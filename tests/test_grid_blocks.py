@@ -25,6 +25,7 @@ def _both(w, m, C, float32, with_sse=True):
     for kernel in (grid_accumulate, grid_block_accumulate):
         counts, sums, err = np.empty((k, Rp)), np.empty((k, d, Rp)), np.empty(Rp)
         kernel(w, m, 1.0, Ct, counts, sums, err, with_sse, float32=float32, runs=R)
+        assert not counts[:, R:].any() and not sums[:, :, R:].any()  # padding: not summed
         out.append((counts[:, :R], sums[:, :, :R], err[:R]))
     return out
 
