@@ -80,21 +80,6 @@ def test_blocks_give_a_duplicate_centroid_no_cell(rng):
     assert counts[1].sum() == 0 and counts.sum() == R * m**d
 
 
-@pytest.mark.parametrize("distances", ["float32", "float64"])
-def test_block_run_has_the_same_bits_alone_or_in_any_batch(rng, distances):
-    """As the row kernel: padding lanes are searched but not summed, so a run's statistics
-    do not depend on the runs beside it (Lloyd's active set shrinks)."""
-    m, d, k = 4, 5, 7
-    assert blocks_pay(m, d, k)
-    w = rng.normal(size=m**d)
-    C = rng.uniform(-1, 1, (33, k, d))
-    full = kernels.grid_stats(w, m, C, distances=distances)
-    for rows in ([32], [5], [0, 7, 31, 32], list(range(1, 30))):
-        part = kernels.grid_stats(w, m, C[rows], distances=distances)
-        for got, want in zip(part, full, strict=True):
-            np.testing.assert_array_equal(got, want[rows])
-
-
 def test_block_moments_are_the_bits_of_the_full_pass(rng):
     m, d, k = 5, 4, 6
     assert blocks_pay(m, d, k)

@@ -161,10 +161,13 @@ def test_grid_moments_bit_identical_to_grid_stats(rng, k):
 
 @pytest.mark.parametrize("k", [3, 7])  # masked add, scatter
 @pytest.mark.parametrize("distances", ["float32", "float64"])
-def test_grid_run_has_the_same_bits_alone_or_in_any_batch(rng, k, distances):
+@pytest.mark.parametrize("m, d", [(5, 3), (4, 5)])  # the row kernel, the block kernel
+def test_grid_run_has_the_same_bits_alone_or_in_any_batch(rng, k, distances, m, d):
     """Padding lanes are searched but not summed: a run's counts, sums and SSE are the same
     bits whether it is one of 33, of a partial block, or alone (Lloyd's active set shrinks)."""
-    m, d = 5, 3
+    from dpcluster.kernels.grid_blocks import blocks_pay
+
+    assert blocks_pay(m, d, k) is (d > 3)
     w = rng.normal(size=m**d)
     C = rng.uniform(-1, 1, (33, k, d))
     full = kernels.grid_stats(w, m, C, distances=distances)

@@ -234,32 +234,48 @@ def _grid_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, runs, L, K, F, OU
             if d == 1:
                 break
             # close finished subtrees (the row first), then advance the odometer
-            lev = last
-            done = False
-            while True:
-                i = lev - 1
-                _close_subtree(sm[i], Wt[lev - 1], Wt[lev], ax[dig[i]], kl)
-                step = odometer_step(dig, i, m)
-                if step != CARRIED:
-                    done = step == FINISHED
-                    break
-                lev -= 1
-            if done:
+            lev = close_subtrees(sm, Wt, dig, ax, m, last, kl)
+            if lev < 0:
                 break
             for l in range(lev, d):
                 _add_rows(P[l], P[l - 1], T[l - 1, dig[l - 1]], kl)
-        cnt = Wt[0]
-        for j in range(k):
-            for b in range(L):
-                counts[j, r0 + b] += cnt[j * L + b]
-                for i in range(d):
-                    sums[j, i, r0 + b] += sm[i, j * L + b]
-        for b in range(L):
-            sse[r0 + b] += err[b]
+        add_task_totals(counts, sums, sse, Wt[0], sm, err, r0, L)
 
 
 #: :func:`odometer_step`'s outcomes
 FINISHED, ADVANCED, CARRIED = 0, 1, 2
+
+
+@njit(cache=True, inline="always")
+def close_subtrees(sm, Wt, dig, ax, m, lev, kl):
+    """Close the open subtree at level ``lev`` (digits 0..lev-1 fixed) and every subtree
+    its end completes, folding each into its parent (:func:`_close_subtree`), then advance
+    the odometer. Returns the shallowest level whose distance prefix must be rebuilt, or
+    -1 when the slab is finished."""
+    while True:
+        i = lev - 1
+        _close_subtree(sm[i], Wt[lev - 1], Wt[lev], ax[dig[i]], kl)
+        step = odometer_step(dig, i, m)
+        if step == FINISHED:
+            return -1
+        if step == ADVANCED:
+            return lev
+        lev -= 1
+
+
+@njit(cache=True, inline="always")
+def add_task_totals(counts, sums, sse, cnt, sm, err, r0, L):
+    """Add one task's totals (lanes r0..r0+L-1) to the pass's outputs: ``cnt`` (k·L,)
+    weights, ``sm`` (d, k·L) coordinate sums and ``err`` (L,) SSE. Tasks are added in
+    slab order, so every output has the same summation order for any batch."""
+    k, d = counts.shape[0], sm.shape[0]
+    for j in range(k):
+        for b in range(L):
+            counts[j, r0 + b] += cnt[j * L + b]
+            for i in range(d):
+                sums[j, i, r0 + b] += sm[i, j * L + b]
+    for b in range(L):
+        sse[r0 + b] += err[b]
 
 
 @njit(cache=True, inline="always")

@@ -23,15 +23,7 @@ import numpy as np
 from numba import njit
 
 from .config import GRID_BLOCKS_MAX_BYTES, GRID_BLOCKS_MIN_D, GRID_LANES, GRID_UNROLL_MAX_K
-from .grid import (
-    CARRIED,
-    FINISHED,
-    _add_rows,
-    _close_subtree,
-    axis_centres,
-    distance_tables,
-    odometer_step,
-)
+from .grid import _add_rows, add_task_totals, axis_centres, close_subtrees, distance_tables
 
 
 @njit(cache=True)
@@ -107,50 +99,37 @@ def _grid_block_accumulate(w, m, r, Ct, counts, sums, sse, with_sse, runs, L, K,
                         for b in range(L):
                             err[b] += wc * best[b]
             # close the block and every subtree it finishes, then advance the odometer
-            lev = leaf
-            done = False
-            while True:
-                i = lev - 1
-                _close_subtree(sm[i], Wt[lev - 1], Wt[lev], ax[dig[i]], kl)
-                step = odometer_step(dig, i, m)
-                if step != CARRIED:
-                    done = step == FINISHED
-                    break
-                lev -= 1
-            if done:
+            lev = close_subtrees(sm, Wt, dig, ax, m, leaf, kl)
+            if lev < 0:
                 break
             for l in range(lev, leaf + 1):
                 _add_rows(P[l], P[l - 1], T[l - 1, dig[l - 1]], kl)
         _last_two_axes(G, ax, sm[leaf], sm[last], kl)
-        cnt = Wt[0]
-        for j in range(k):
-            for b in range(L):
-                counts[j, r0 + b] += cnt[j * L + b]
-                for i in range(d):
-                    sums[j, i, r0 + b] += sm[i, j * L + b]
-        for b in range(L):
-            sse[r0 + b] += err[b]
+        add_task_totals(counts, sums, sse, Wt[0], sm, err, r0, L)
 
 
 @njit(cache=True)
 def _last_two_axes(G, ax, s_row, s_last, kl):
-    """The coordinate sums of axes d-2 and d-1 from G (m², kl): each digit's weight (a
-    marginal of G, summed in digit order) times its cell centre ``ax``, added in digit
-    order to ``s_row`` and ``s_last`` (kl,)."""
+    """The coordinate sums of axes d-2 and d-1 (added to ``s_row`` and ``s_last``, (kl,))
+    from G (m², kl), whose row a2·m + a holds the cells with last digits (a2, a)."""
     m = ax.shape[0]
     marginal = np.empty(kl)
-    for a2 in range(m):
-        marginal[:] = 0.0
-        for a in range(m):
-            _accumulate(marginal, G[a2 * m + a], kl)
-        for t in range(kl):
-            s_row[t] += ax[a2] * marginal[t]
+    _digit_sums(G, ax, s_row, marginal, m, 1, kl)
+    _digit_sums(G, ax, s_last, marginal, 1, m, kl)
+
+
+@njit(cache=True, inline="always")
+def _digit_sums(G, ax, out, marginal, step, other_step, kl):
+    """For each digit a of one axis, its weight (G's rows a·step + o·other_step summed in
+    the other digit's order o) times its cell centre ``ax[a]``, added to ``out`` in digit
+    order."""
+    m = ax.shape[0]
     for a in range(m):
         marginal[:] = 0.0
-        for a2 in range(m):
-            _accumulate(marginal, G[a2 * m + a], kl)
+        for o in range(m):
+            _accumulate(marginal, G[a * step + o * other_step], kl)
         for t in range(kl):
-            s_last[t] += ax[a] * marginal[t]
+            out[t] += ax[a] * marginal[t]
 
 
 @njit(cache=True, inline="always")
