@@ -27,7 +27,7 @@ from dpcluster.algorithms.lsh_splits import (
     node_threshold,
 )
 from dpcluster.algorithms.reference import private_mean
-from dpcluster.algorithms.weighted import weighted_kmeans
+from dpcluster.algorithms.weighted import squared_distances, weighted_kmeans
 from dpcluster.privacy import Ledger, observe
 from tests.test_noise import (
     _laplace_noise,
@@ -304,6 +304,18 @@ def test_weighted_kmeans_keeps_the_start_of_lowest_weighted_cost():
         assert ten <= one
         gains.append(one - ten)
     assert max(gains) > 0
+
+
+@pytest.mark.parametrize("d", range(1, 11))
+def test_squared_distances_have_the_bits_of_the_numpy_expression(d):
+    """The coordinate loop (d ≤ 7) and the fallback (d ≥ 8, where NumPy sums pairwise) give
+    exactly ``((P[None] − Q[:, None]) ** 2).sum(axis=2)``, so the seeding draws the same
+    centres as before; values span six orders of magnitude so any reordering shows."""
+    rng = np.random.default_rng(d)
+    P = rng.normal(size=(500, d)) * 10 ** rng.uniform(-3, 3, (500, d))
+    Q = P[rng.integers(0, 500, 7)] + rng.normal(size=(7, d))
+    want = ((P[None] - Q[:, None]) ** 2).sum(axis=2)
+    np.testing.assert_array_equal(squared_distances(Q, P), want)
 
 
 # --- clipping to a private radius (M4) ---------------------------------------------------
