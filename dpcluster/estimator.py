@@ -67,6 +67,8 @@ GAUSSIAN_METHODS = (
     "dplloyd_capped",
     "lsh_splits_gaussian",
     "dpm",
+    "pe_means",
+    "pe_lloyd",
     "auto",
 )
 #: the methods whose sensitivities follow a ball domain (``radius``)

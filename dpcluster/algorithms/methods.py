@@ -36,9 +36,20 @@ from .hybrid import hybrid
 from .lsh_gaussian import MAX_DEPTH as GAUSSIAN_DEPTH
 from .lsh_gaussian import lsh_splits_gaussian
 from .lsh_splits import lsh_splits
+from .pe_lloyd import POPULATION as PE_LLOYD_POPULATION
+from .pe_lloyd import STEPS as PE_LLOYD_STEPS
+from .pe_lloyd import pe_lloyd
+from .pe_means import MAX_POPULATION as PE_MAX_POPULATION
+from .pe_means import pe_means
 from .pgkm import genetic_kmeans
 from .plan import COUNT_SHARE, decide, plan
 from .reference import private_mean
+
+
+#: the share of ε on Ñ when δ > 0 (``auto``, PE-means): about one LSH tree level's, since
+#: Ñ is then the tree's root count, and under Rényi composition a release costs ε², so the
+#: 5 % of the pure rule would cost as much as the tree's 20 other levels together
+GAUSSIAN_COUNT_SHARE = 0.01
 
 
 def packed_start(k: int, box, rng: np.random.Generator) -> np.ndarray:
@@ -338,6 +349,83 @@ def fit_dpm(
     )
 
 
+def fit_pe_means(
+    Z,
+    k,
+    epsilon,
+    rng,
+    r=1.0,
+    delta=0.0,
+    ball=None,
+    generations=0,
+    max_population=PE_MAX_POPULATION,
+    n_init=10,
+    n=None,
+    before=(),
+):
+    """PE-means (:mod:`.pe_means`): its population and threshold read the plan's noisy Ñ
+    (released with :data:`GAUSSIAN_COUNT_SHARE` of ε when δ > 0, :data:`~.plan.COUNT_SHARE`
+    when δ = 0), or ``n`` when the caller released one (its ε among ``before``); the vote
+    histograms take what is left of (ε, δ): Gaussian with δ > 0, Laplace with δ = 0."""
+    share = GAUSSIAN_COUNT_SHARE if delta else COUNT_SHARE
+    p, ledger = _planned("pe_means", Z, k, epsilon, rng, r, {}, n, count_share=share)
+    before = tuple(before) + tuple(e.epsilon for e in ledger.entries)
+    res = pe_means(
+        Z,
+        k,
+        epsilon,
+        delta,
+        rng,
+        p.count,
+        r=r,
+        ball=ball,
+        before=before,
+        generations_=generations,
+        max_population=max_population,
+        n_init=n_init,
+    )
+    return _joined(ledger, res, noisy_count=p.count)
+
+
+def fit_pe_lloyd(
+    Z,
+    k,
+    epsilon,
+    rng,
+    r=1.0,
+    delta=0.0,
+    ball=None,
+    generations=0,
+    population=PE_LLOYD_POPULATION,
+    steps=PE_LLOYD_STEPS,
+    n_init=10,
+    n=None,
+    before=(),
+):
+    """``pe_lloyd`` (:mod:`.pe_lloyd`): the search's sizes read the plan's noisy Ñ (as
+    :func:`fit_pe_means`'s), or ``n`` when the caller released one (its ε among
+    ``before``); Gaussian votes and steps with δ > 0, Laplace with δ = 0."""
+    share = GAUSSIAN_COUNT_SHARE if delta else COUNT_SHARE
+    p, ledger = _planned("pe_lloyd", Z, k, epsilon, rng, r, {}, n, count_share=share)
+    before = tuple(before) + tuple(e.epsilon for e in ledger.entries)
+    res = pe_lloyd(
+        Z,
+        k,
+        epsilon,
+        delta,
+        rng,
+        p.count,
+        r=r,
+        ball=ball,
+        before=before,
+        generations=generations,
+        population=population,
+        steps=steps,
+        n_init=n_init,
+    )
+    return _joined(ledger, res, noisy_count=p.count)
+
+
 def fit_private_mean(Z, k, epsilon, rng, r=1.0, n=None):
     """The private-mean reference (M2) with the box's radii: its count is the plan's Ñ,
     released with improved DPLloyd's count share c/(d + c) of ε, or ``n`` when given."""
@@ -367,10 +455,6 @@ CHOSEN = {
 #: over whole clusters (docs/utility.md, "The peers' own benchmark recipes")
 AUTO_LEAF_RULE = "child"
 
-#: ``auto``'s share of ε on Ñ when δ > 0: about one LSH tree level's, since Ñ is then
-#: the tree's root count, and under Rényi composition a release costs ε², so the 5 % of
-#: the pure rule would cost as much as the tree's 20 other levels together
-GAUSSIAN_COUNT_SHARE = 0.01
 
 
 def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0, delta=0.0, ball=None) -> DPResult:

@@ -68,7 +68,7 @@ def release_count(
 
 def needs_count(method: str, params: dict) -> bool:
     """Whether ``method`` with ``params`` has a rule that reads a size: a public fact."""
-    if method in ("auto", "eugkm", "hybrid", "private_mean"):
+    if method in ("auto", "eugkm", "hybrid", "private_mean", "pe_means", "pe_lloyd"):
         return True
     if method == "dplloyd_improved":
         return int(params.get("iterations", 0)) <= 0 or float(params.get("clip", 0.0)) > 0

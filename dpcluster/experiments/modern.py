@@ -13,6 +13,8 @@ from ..algorithms.dpm import LEAF_RULES as DPM_LEAF_RULES
 from ..algorithms.dpm import LEVELS as DPM_LEVELS
 from ..algorithms.lsh_gaussian import MAX_DEPTH as GAUSSIAN_DEPTH
 from ..algorithms.lsh_splits import COUNT_SHARE, MAX_DEPTH, lsh_splits
+from ..algorithms.pe_means import MAX_GENERATIONS as PE_MAX_GENERATIONS
+from ..algorithms.pe_means import MAX_POPULATION as PE_MAX_POPULATION
 from .protocol import AlgorithmInfo, Param, central_fit, central_method
 
 _LSH_PARAMS = {
@@ -64,6 +66,41 @@ _DPM_PARAMS = {
     ),
 }
 
+_PE_PARAMS = {
+    "generations": Param(
+        0,
+        int,
+        "T vote histograms (0: the artefact's rule, floor(4 sqrt d), times ε above ε = 1)",
+        minimum=0,
+        maximum=PE_MAX_GENERATIONS,
+        maximum_reason="a fit's cost grows with T",
+    ),
+    "max_population": Param(
+        PE_MAX_POPULATION,
+        int,
+        "the most candidates per generation (the rule gives (L + 1)k, L = Ñ/5k)",
+        minimum=1,
+    ),
+    "n_init": Param(10, int, "weighted k-means starts per selection (post-processing)", minimum=1),
+}
+
+_PE_LLOYD_PARAMS = {
+    "generations": Param(
+        0,
+        int,
+        "T search generations (0: PE-means's rule, at most 16, 8 in pure ε)",
+        minimum=0,
+        maximum=PE_MAX_GENERATIONS,
+        maximum_reason="a fit's cost grows with T",
+    ),
+    "population": Param(1024, int, "the most candidates per generation", minimum=1),
+    "steps": Param(
+        2, int, "clipped Lloyd steps after the search", minimum=1, maximum=20,
+        maximum_reason="each step takes a share of the budget",
+    ),
+    "n_init": Param(10, int, "weighted k-means starts per selection (post-processing)", minimum=1),
+}
+
 _CAPPED_PARAMS = {
     "iterations": Param(0, int, "T (0: the artefact's rule on the noisy count, 2 to 7)", minimum=0),
     "alpha": Param(
@@ -97,6 +134,24 @@ MODERN: dict[str, AlgorithmInfo] = {
         central_fit(methods.fit_dpm, _DPM_PARAMS),
         columns=("leaves",),
         title="DPM",
+    ),
+    "pe_means": central_method(
+        "pe_means",
+        "PE-means, k-means by private evolution (Humphries et al., 2026): noisy votes for "
+        "candidate centres, weighted k-means, Lévy mutation; Gaussian votes with delta, "
+        "Laplace without, docs/methods.md",
+        central_fit(methods.fit_pe_means, _PE_PARAMS),
+        columns=("generations",),
+        title="PE-means",
+    ),
+    "pe_lloyd": central_method(
+        "pe_lloyd",
+        "private evolution to find the clusters (PE-means's votes, cheaper), then Lloyd "
+        "steps on displacements clipped to a private radius; Gaussian with delta, Laplace "
+        "without, docs/methods.md",
+        central_fit(methods.fit_pe_lloyd, _PE_LLOYD_PARAMS),
+        columns=("generations",),
+        title="PE-Lloyd",
     ),
     "dplloyd_capped": central_method(
         "dplloyd_capped",

@@ -1,0 +1,174 @@
+"""``pe_lloyd``: private evolution to find the clusters, clipped Lloyd steps to place the
+centres (docs/methods.md "PE-Lloyd"; dpcluster's own method, built on PE-means and on
+Lloyd steps over clipped displacements).
+
+1. **Ñ**, one noisy count (:mod:`.plan`); every size below reads it, never N.
+2. **Search** (:mod:`.pe_means`'s evolution, cheaper): a population of at most
+   :data:`POPULATION` candidates, :func:`search_generations` generations. Generation 0's
+   candidates are uniform in the domain and every record votes for its nearest one. From
+   generation 1 on the population is k *families*, a parent and its L Lévy mutants, and a
+   record votes for the nearest member of its nearest parent's family: still one vote per
+   record, at a cost of N·(k + L) distances instead of N·k·(L + 1). The selection starts
+   once from the last parents (warm start) and ``n_init`` − 1 times from k-means++.
+3. **Placement** (:mod:`.refine`): τ near the 90th percentile of the records' distances to
+   the k parents, then :data:`STEPS` Lloyd steps on displacements clipped to τ, whose
+   noise scales with τ rather than with the domain.
+
+Privacy argument. Neighbouring relation: add/remove one record of the public domain. Ñ is
+one Laplace count (sensitivity 1). Each generation's candidates and families are public
+(functions of earlier releases and public randomness), and every record adds 1 to exactly
+one bin of the vote histogram: L1 and L2 sensitivity 1, one entry. τ and the steps are
+argued in :mod:`.refine`. With δ > 0 the votes and steps are Gaussian, ρ the largest that
+composes with the pure releases (Ñ, τ) to (ε, δ) by Rényi DP, :data:`SEARCH_SHARE` of it
+to the search; with δ = 0 they are Laplace, splitting what Ñ and τ leave of ε the same
+way. Every release is booked whether or not a later step needs it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..kernels import labels
+from ..privacy import LaplaceMechanism, Ledger
+from ..privacy.budget import within
+from ..privacy.gaussian import GaussianMechanism
+from ..privacy.rdp import largest_rho
+from . import checks, refine
+from .dplloyd import DPResult
+from .pe_means import (
+    L_REDUCE_FACTOR,
+    L_REDUCE_THRESHOLD,
+    MIN_MUTANTS,
+    STEP_SCALE,
+    Domain,
+    levy_steps,
+    mutants_per_parent,
+    threshold_votes,
+    weighted_selection,
+)
+
+#: the most candidates per generation
+POPULATION = 1024
+#: the most search generations
+MAX_SEARCH = 16
+#: the search's share of the Gaussian ρ (δ > 0) or of the votes' and steps' ε (δ = 0)
+SEARCH_SHARE = 0.5
+#: clipped Lloyd steps after the search
+STEPS = 2
+#: weighted k-means starts per selection (the first from the last parents)
+N_INIT = 10
+
+
+def search_generations(epsilon: float, d: int, delta: float) -> int:
+    """T of the search: PE-means's ⌊4√d⌋ (times ε above ε = 1), at most
+    :data:`MAX_SEARCH`; with δ = 0 (Laplace votes, whose noise grows as T, not √T) at
+    most half of that."""
+    base = int(4 * math.sqrt(d))
+    t = base if epsilon <= 1.0 else int(min(epsilon, 1e9) * base)
+    cap = MAX_SEARCH if delta > 0 else MAX_SEARCH // 2
+    return int(min(max(t, 1), cap))
+
+
+def family_votes(X: np.ndarray, population: np.ndarray, k: int) -> np.ndarray:
+    """(P,) vote counts: each record votes for the nearest member of its nearest parent's
+    family. ``population`` is k families of equal size (L + 1), parent first."""
+    size = len(population) // k
+    families = population.reshape(k, size, -1)
+    nearest = labels(X, np.ascontiguousarray(families[:, 0]))
+    votes = np.zeros(len(population))
+    order = np.argsort(nearest, kind="stable")
+    ends = np.cumsum(np.bincount(nearest, minlength=k))
+    begin = 0
+    for j in range(k):
+        idx = order[begin : ends[j]]
+        begin = ends[j]
+        if len(idx):
+            member = labels(X[idx], np.ascontiguousarray(families[j]))
+            votes[j * size : (j + 1) * size] = np.bincount(member, minlength=size)
+    return votes
+
+
+def nearest_votes(X: np.ndarray, population: np.ndarray) -> np.ndarray:
+    """(P,) vote counts: each record votes for its nearest candidate."""
+    return np.bincount(labels(X, population), minlength=len(population)).astype(np.float64)
+
+
+def _mechanisms(epsilon, delta, pure, searches, steps, d, tau_unknown=True):
+    """(vote mechanisms, budget of the steps): Gaussian ρ's or Laplace ε's."""
+    if delta > 0:
+        rho = largest_rho(tuple(pure), epsilon, delta)
+        rho_search, rho_steps = within(rho, [SEARCH_SHARE * rho, (1 - SEARCH_SHARE) * rho])
+        per = within(rho_search, [rho_search / searches], searches)[0]
+        return [GaussianMechanism(per, 1.0, 1, delta)] * searches, rho_steps
+    rest = epsilon - math.fsum(pure)
+    eps_search, eps_steps = within(rest, [SEARCH_SHARE * rest, (1 - SEARCH_SHARE) * rest])
+    per = within(eps_search, [eps_search / searches], searches)[0]
+    return [LaplaceMechanism(per, 1.0)] * searches, eps_steps
+
+
+def pe_lloyd(
+    X: np.ndarray,
+    k: int,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    count: float,
+    r=1.0,
+    ball: float | None = None,
+    before: tuple = (),
+    generations: int = 0,
+    population: int = POPULATION,
+    steps: int = STEPS,
+    n_init: int = N_INIT,
+) -> DPResult:
+    """``pe_lloyd`` on X (N, d) in the box ∏ [-r_j, r_j] (and the ball ``ball``): k
+    centres (k, d). ``count``: Ñ, already released, its ε among ``before`` (the pure ε's
+    the caller booked that (ε, δ) covers). ``generations``: the search's T (0:
+    :func:`search_generations`). Info: generations, tau."""
+    X = checks.points(X, r)
+    N, d = X.shape
+    r_vec = np.broadcast_to(np.asarray(r, dtype=np.float64), (d,)).copy()
+    X = checks.project_to_ball(X, ball)
+    announce = refine.ball_announcer(ball)
+    domain = Domain(r_vec, ball)
+    T = int(generations) or search_generations(epsilon, d, delta)
+    share = refine.TAU_SHARE_GAUSSIAN if delta > 0 else refine.TAU_SHARE
+    eps_tau = share * (epsilon - math.fsum(before))
+    pure = (*before, eps_tau)
+    votes_mechs, step_budget = _mechanisms(epsilon, delta, pure, T, steps, d)
+    noise_sd = math.sqrt(getattr(votes_mechs[0], "variance", votes_mechs[0].scale ** 2))
+    start_rng, vote_rng, select_rng, mutate_rng, tau_rng, step_rng = rng.spawn(6)
+    ledger = Ledger(delta=delta)
+    L = mutants_per_parent(count, k, population)
+    pop = domain.uniform(start_rng, (L + 1) * k)
+    parents = None
+    for gen in range(T):
+        mech = ledger.record(votes_mechs[gen], "candidate votes", round=gen)
+        families = gen > 0
+        exact = family_votes(X, pop, k) if families else nearest_votes(X, pop)
+        noisy = mech.add(exact, mech.noise(vote_rng, len(pop)))
+        announce(
+            mech,
+            "candidate votes",
+            noisy,
+            (lambda data, p=pop: family_votes(data, p, k))
+            if families
+            else (lambda data, p=pop: nearest_votes(data, p)),
+        )
+        weights = threshold_votes(noisy, count)
+        if float(np.sum(weights**2)) < L_REDUCE_THRESHOLD * len(pop) * noise_sd**2:
+            L = max(int(L_REDUCE_FACTOR * L), MIN_MUTANTS)
+        parents = weighted_selection(pop, weights, k, select_rng, n_init, start=parents)
+        if gen == T - 1:
+            break
+        moves = STEP_SCALE * domain.radius * levy_steps(mutate_rng, (k * L, d))
+        mutants = domain.project(np.repeat(parents, L, axis=0) + moves).reshape(k, L, d)
+        pop = np.concatenate([parents[:, None, :], mutants], axis=1).reshape(-1, d)
+    tau = refine.release_tau(X, parents, eps_tau, tau_rng, ledger, domain.radius, announce)
+    l1_box = checks.ball_extent(d, r_vec, ball)
+    mechs = refine.step_mechanisms(step_budget, delta, steps, d, tau, l1_box)
+    C = refine.refine(X, parents, mechs, step_rng, ledger, tau, domain.project, announce)
+    info = {"generations": T, "tau": tau, "mutants": L}
+    return DPResult(np.clip(C, -r_vec, r_vec), ledger, T, info)
