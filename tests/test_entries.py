@@ -44,6 +44,8 @@ TINY = {
     "lsh_splits_gaussian": (TINY_A, {"n_init": 1}, 2),
     "dpm": (TINY_A, {"n_init": 1}, 2),
     "dplloyd_capped": (TINY_A, {}, 2),
+    "pe_means": (TINY_A, {"n_init": 1, "generations": 3}, 2),
+    "pe_lloyd": (TINY_A, {"n_init": 1, "generations": 3}, 2),
     "private_mean": (TINY_A, {}, 2),
     "diffprivlib": (TINY_A, {}, 2),
     "auto": (TINY_A, {}, 2),

@@ -45,7 +45,6 @@ from .pgkm import genetic_kmeans
 from .plan import COUNT_SHARE, decide, plan
 from .reference import private_mean
 
-
 #: the share of ε on Ñ when δ > 0 (``auto``, PE-means): about one LSH tree level's, since
 #: Ñ is then the tree's root count, and under Rényi composition a release costs ε², so the
 #: 5 % of the pure rule would cost as much as the tree's 20 other levels together
@@ -454,7 +453,6 @@ CHOSEN = {
 #: the leaf rule of ``auto``'s DPM: a sliver half closes alone, so a node is never closed
 #: over whole clusters (docs/utility.md, "The peers' own benchmark recipes")
 AUTO_LEAF_RULE = "child"
-
 
 
 def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0, delta=0.0, ball=None) -> DPResult:

@@ -30,9 +30,9 @@ import math
 
 import numpy as np
 
-from ..kernels import labels
+from ..kernels import nearest
 from ..privacy import LaplaceMechanism, Ledger
-from ..privacy.budget import within
+from ..privacy.budget import remaining, within
 from ..privacy.gaussian import GaussianMechanism
 from ..privacy.rdp import largest_rho
 from . import checks, refine
@@ -51,8 +51,11 @@ from .pe_means import (
 
 #: the most candidates per generation
 POPULATION = 1024
+#: the most mutants per parent: a family's members beyond it hardly move the selection
+#: (measured in docs/decisions.md), and every one costs N·d distances per generation
+MAX_MUTANTS = 64
 #: the most search generations
-MAX_SEARCH = 16
+MAX_SEARCH = 64
 #: the search's share of the Gaussian ρ (δ > 0) or of the votes' and steps' ε (δ = 0)
 SEARCH_SHARE = 0.5
 #: clipped Lloyd steps after the search
@@ -62,13 +65,18 @@ N_INIT = 10
 
 
 def search_generations(epsilon: float, d: int, delta: float) -> int:
-    """T of the search: PE-means's ⌊4√d⌋ (times ε above ε = 1), at most
-    :data:`MAX_SEARCH`; with δ = 0 (Laplace votes, whose noise grows as T, not √T) at
-    most half of that."""
-    base = int(4 * math.sqrt(d))
-    t = base if epsilon <= 1.0 else int(min(epsilon, 1e9) * base)
-    cap = MAX_SEARCH if delta > 0 else MAX_SEARCH // 2
-    return int(min(max(t, 1), cap))
+    """T of the search: PE-means's ⌊4√d⌋, times ε above ε = 1, at most
+    16·max(1, log₁₀ ε) and :data:`MAX_SEARCH`; with δ = 0 (Laplace votes, whose noise
+    grows as T, not √T) half of that. Up to ε = 10 at most 16 generations, each with more
+    of the budget; above, more generations let the mutation reach clusters that
+    generation 0's candidates missed (at ε = 10⁶, 16 generations left 4 of 10 fits of 16
+    blobs in 5-D above 1.05× k-means' cost, 64 none: docs/decisions.md)."""
+    eps = min(max(epsilon, 1.0), 1e9)
+    t = int(4 * math.sqrt(d)) * eps
+    t = min(t, 16.0 * max(1.0, math.log10(eps)))
+    if not delta > 0:
+        t /= 2
+    return int(min(max(t, 1), MAX_SEARCH))
 
 
 def family_votes(X: np.ndarray, population: np.ndarray, k: int) -> np.ndarray:
@@ -76,23 +84,23 @@ def family_votes(X: np.ndarray, population: np.ndarray, k: int) -> np.ndarray:
     family. ``population`` is k families of equal size (L + 1), parent first."""
     size = len(population) // k
     families = population.reshape(k, size, -1)
-    nearest = labels(X, np.ascontiguousarray(families[:, 0]))
+    parent = nearest(X, families[:, 0])
     votes = np.zeros(len(population))
-    order = np.argsort(nearest, kind="stable")
-    ends = np.cumsum(np.bincount(nearest, minlength=k))
+    order = np.argsort(parent, kind="stable")
+    ends = np.cumsum(np.bincount(parent, minlength=k))
     begin = 0
     for j in range(k):
         idx = order[begin : ends[j]]
         begin = ends[j]
         if len(idx):
-            member = labels(X[idx], np.ascontiguousarray(families[j]))
+            member = nearest(X[idx], families[j])
             votes[j * size : (j + 1) * size] = np.bincount(member, minlength=size)
     return votes
 
 
 def nearest_votes(X: np.ndarray, population: np.ndarray) -> np.ndarray:
     """(P,) vote counts: each record votes for its nearest candidate."""
-    return np.bincount(labels(X, population), minlength=len(population)).astype(np.float64)
+    return np.bincount(nearest(X, population), minlength=len(population)).astype(np.float64)
 
 
 def _mechanisms(epsilon, delta, pure, searches, steps, d, tau_unknown=True):
@@ -102,7 +110,7 @@ def _mechanisms(epsilon, delta, pure, searches, steps, d, tau_unknown=True):
         rho_search, rho_steps = within(rho, [SEARCH_SHARE * rho, (1 - SEARCH_SHARE) * rho])
         per = within(rho_search, [rho_search / searches], searches)[0]
         return [GaussianMechanism(per, 1.0, 1, delta)] * searches, rho_steps
-    rest = epsilon - math.fsum(pure)
+    rest = remaining(epsilon, list(pure))
     eps_search, eps_steps = within(rest, [SEARCH_SHARE * rest, (1 - SEARCH_SHARE) * rest])
     per = within(eps_search, [eps_search / searches], searches)[0]
     return [LaplaceMechanism(per, 1.0)] * searches, eps_steps
@@ -141,8 +149,10 @@ def pe_lloyd(
     noise_sd = math.sqrt(getattr(votes_mechs[0], "variance", votes_mechs[0].scale ** 2))
     start_rng, vote_rng, select_rng, mutate_rng, tau_rng, step_rng = rng.spawn(6)
     ledger = Ledger(delta=delta)
-    L = mutants_per_parent(count, k, population)
-    pop = domain.uniform(start_rng, (L + 1) * k)
+    L = min(mutants_per_parent(count, k, population), max(MAX_MUTANTS, MIN_MUTANTS))
+    # generation 0 is searched exhaustively, so it may hold PE-means's Ñ/5 candidates
+    first = int(min(max(population, (L + 1) * k), max((L + 1) * k, count / 5.0)))
+    pop = domain.uniform(start_rng, first)
     parents = None
     for gen in range(T):
         mech = ledger.record(votes_mechs[gen], "candidate votes", round=gen)

@@ -56,10 +56,10 @@ import math
 import numpy as np
 from scipy.special import gamma
 
-from ..kernels import labels
+from ..kernels import nearest
 from ..kernels.weighted import weighted_kmeans
 from ..privacy import LaplaceMechanism, Ledger, release
-from ..privacy.budget import within
+from ..privacy.budget import remaining, within
 from ..privacy.gaussian import GaussianMechanism
 from ..privacy.rdp import largest_rho
 from . import checks
@@ -168,7 +168,13 @@ def weighted_selection(
     weighted_kmeans(
         np.ascontiguousarray(P, dtype=np.float64),
         np.ascontiguousarray(w, dtype=np.float64),
-        k, trials, U, first, given, MAX_ITER, out,
+        k,
+        trials,
+        U,
+        first,
+        given,
+        MAX_ITER,
+        out,
     )
     return out
 
@@ -180,7 +186,7 @@ def vote_mechanisms(epsilon: float, delta: float, before: tuple, steps: int) -> 
         rho = largest_rho(tuple(before), epsilon, delta)
         rho_step = within(rho, [rho / steps], steps)[0]
         return tuple(GaussianMechanism(rho_step, 1.0, 1, delta) for _ in range(steps))
-    rest = epsilon - math.fsum(before)
+    rest = remaining(epsilon, list(before))
     eps_step = within(rest, [rest / steps], steps)[0]
     return tuple(LaplaceMechanism(eps_step, 1.0) for _ in range(steps))
 
@@ -218,14 +224,14 @@ def pe_means(
     parents = population[:k]
     for gen in range(steps):
         mech = ledger.record(mechs[gen], "candidate votes", round=gen)
-        exact = np.bincount(labels(X, population), minlength=len(population)).astype(float)
+        exact = np.bincount(nearest(X, population), minlength=len(population)).astype(float)
         noisy = mech.add(exact, mech.noise(vote_rng, len(population)))
         release(
             mech,
             "candidate votes",
             noisy,
             lambda data, pop=population: np.bincount(
-                labels(checks.project_to_ball(data, ball), pop), minlength=len(pop)
+                nearest(checks.project_to_ball(data, ball), pop), minlength=len(pop)
             ).astype(float),
         )
         weights = threshold_votes(noisy, count)

@@ -85,7 +85,10 @@ def step_mechanisms(budget: float, delta: float, steps: int, d: int, tau: float,
     per = within(budget, [budget / steps], steps)[0]
     if delta > 0:
         rho_count, rho_sums = gaussian_split(per, d)
-        pair = (GaussianMechanism(rho_count, 1.0, 1, delta), GaussianMechanism(rho_sums, tau, d, delta))
+        pair = (
+            GaussianMechanism(rho_count, 1.0, 1, delta),
+            GaussianMechanism(rho_sums, tau, d, delta),
+        )
     else:
         eps_count, eps_sums = within(per, [per / 2.0, per / 2.0])
         l1 = min(math.sqrt(d) * tau, l1_box)
@@ -127,10 +130,18 @@ def refine(
         counts, sums = clipped_stats(X, C, tau)
         noisy_c = count_mech.add(counts, count_mech.noise(count_rng, k))
         noisy_s = sum_mech.add(sums, sum_mech.noise(sum_rng, (k, d)))
-        announce(count_mech, "cluster counts (refinement)", noisy_c,
-                 lambda data, C=C: clipped_stats(data, C, tau)[0])
-        announce(sum_mech, "clipped displacement sums (refinement)", noisy_s,
-                 lambda data, C=C: clipped_stats(data, C, tau)[1])
+        announce(
+            count_mech,
+            "cluster counts (refinement)",
+            noisy_c,
+            lambda data, C=C: clipped_stats(data, C, tau)[0],
+        )
+        announce(
+            sum_mech,
+            "clipped displacement sums (refinement)",
+            noisy_s,
+            lambda data, C=C: clipped_stats(data, C, tau)[1],
+        )
         floor = HOLD_SIGMAS * math.sqrt(getattr(count_mech, "variance", count_mech.scale**2))
         ok = noisy_c > floor
         moved = C + noisy_s / np.where(ok, noisy_c, 1.0)[:, None]

@@ -8,7 +8,7 @@ import numpy as np
 from ..algorithms.dpm import dpm
 from ..algorithms.lsh_gaussian import lsh_splits_gaussian
 from ..algorithms.lsh_splits import lsh_splits
-from ..algorithms.methods import fit_dplloyd_capped
+from ..algorithms.methods import fit_dplloyd_capped, fit_pe_lloyd, fit_pe_means
 
 #: the δ of the Gaussian targets (as Google's LSH-splits benchmark uses) unless
 #: ``dpcluster audit --delta`` says otherwise
@@ -55,6 +55,23 @@ def capped_one(k: int, delta: float = 0.0):
 
     def one(X, epsilon, rng):
         res = fit_dplloyd_capped(X, k, epsilon, rng, iterations=CAPPED_ITERATIONS, delta=delta)
+        return res.centroids, res.ledger
+
+    return one
+
+
+#: the audited number of PE generations (each one vote histogram)
+PE_GENERATIONS = 3
+
+
+def pe_one(k: int, method: str, delta: float = 0.0):
+    """A trial of the registry's ``pe_means`` or ``pe_lloyd`` with
+    :data:`PE_GENERATIONS` generations and one selection start: Laplace votes (and
+    steps), or Gaussian with ``delta`` > 0; the planned count Ñ included."""
+    fit = {"pe_means": fit_pe_means, "pe_lloyd": fit_pe_lloyd}[method]
+
+    def one(X, epsilon, rng):
+        res = fit(X, k, epsilon, rng, delta=delta, generations=PE_GENERATIONS, n_init=1)
         return res.centroids, res.ledger
 
     return one

@@ -95,7 +95,11 @@ _PE_LLOYD_PARAMS = {
     ),
     "population": Param(1024, int, "the most candidates per generation", minimum=1),
     "steps": Param(
-        2, int, "clipped Lloyd steps after the search", minimum=1, maximum=20,
+        2,
+        int,
+        "clipped Lloyd steps after the search",
+        minimum=1,
+        maximum=20,
         maximum_reason="each step takes a share of the budget",
     ),
     "n_init": Param(10, int, "weighted k-means starts per selection (post-processing)", minimum=1),

@@ -10,6 +10,7 @@ import numpy as np
 from .assign import accumulate_batched, assign_labels, sse_batched, sse_expanded_batched
 from .grid import GRID_LANES, grid_accumulate, grid_counts
 from .grid_blocks import blocks_pay, grid_block_accumulate
+from .nearest import nearest_candidates
 from .points import accumulate_points
 from .pruned import grid_accumulate_pruned, pruned_pays
 
@@ -114,6 +115,15 @@ def labels(X: np.ndarray, C: np.ndarray) -> np.ndarray:
     """Nearest-centroid index (N,) int64 of every point for one centroid set C (k, d)."""
     out = np.empty(X.shape[0], np.int64)
     assign_labels(_as_points(X), np.ascontiguousarray(C, np.float64), out)
+    return out
+
+
+def nearest(X: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """Nearest-candidate index (N,) int64 of every record among many candidates C (P, d):
+    :func:`labels`'s answer (the same sums, lowest index on ties), vectorised over the
+    candidates and threaded over the records."""
+    out = np.empty(X.shape[0], np.int64)
+    nearest_candidates(_as_points(X), np.ascontiguousarray(np.asarray(C, np.float64).T), out)
     return out
 
 

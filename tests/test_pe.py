@@ -1,0 +1,156 @@
+"""PE-means and PE-Lloyd (dpcluster/algorithms/pe_means.py, pe_lloyd.py, refine.py;
+docs/methods.md "PE-means", "PE-Lloyd")."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.cluster import KMeans
+from sklearn.datasets import make_blobs
+
+from dpcluster import DPKMeans
+from dpcluster.algorithms import pe_lloyd as PL
+from dpcluster.algorithms import pe_means as PE
+from dpcluster.algorithms import refine as RF
+from dpcluster.algorithms.methods import fit_pe_lloyd, fit_pe_means
+from dpcluster.kernels import labels, nearest
+from dpcluster.kernels.weighted import kmeanspp, lloyd
+from dpcluster.privacy import observe
+
+FITS = {"pe_means": fit_pe_means, "pe_lloyd": fit_pe_lloyd}
+
+
+def _blobs(seed=0, k=4, n=500, d=6, std=0.02):
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(-0.5, 0.5, (k, d)) / np.sqrt(d)
+    X = np.repeat(centres, n, axis=0) + rng.normal(0, std, (k * n, d))
+    return np.clip(X, -1, 1), centres
+
+
+@pytest.mark.parametrize("method", sorted(FITS))
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+@pytest.mark.parametrize("epsilon", [0.05, 1.0, 7.3])
+def test_the_ledger_books_at_most_epsilon_and_delta_and_every_generation(method, delta, epsilon):
+    X, _ = _blobs(n=100)
+    res = FITS[method](X, 4, epsilon, np.random.default_rng(1), delta=delta, ball=1.0, n_init=1)
+    purposes = [e.purpose for e in res.ledger.entries]
+    assert purposes.count("candidate votes") == res.info["generations"] == res.iterations
+    assert purposes[0] == "record count Ñ (plans the fit)"
+    assert res.ledger.total_epsilon <= epsilon and res.ledger.total_delta <= delta
+    assert any(e.rho for e in res.ledger.entries) == bool(delta)
+    if method == "pe_lloyd":
+        assert purposes.count("clipped displacement sums (refinement)") == PL.STEPS
+
+
+@pytest.mark.parametrize("method", sorted(FITS))
+def test_sizes_read_the_noisy_count_never_n(method):
+    """Given the same released Ñ, a neighbour one record larger makes the same number of
+    releases of the same shapes: nothing switches on the exact N."""
+    X, _ = _blobs(n=60)
+    shapes = []
+    for data in (X, np.vstack([X, np.full((1, X.shape[1]), 0.9)])):
+        seen = []
+        with observe(seen.append):
+            FITS[method](data, 4, 1.0, np.random.default_rng(3), n=250.0, before=(0.05,), n_init=1)
+        shapes.append([(r.purpose, np.shape(r.output)) for r in seen])
+    assert shapes[0] == shapes[1]
+
+
+@pytest.mark.parametrize("votes", [PL.nearest_votes, None])
+def test_one_record_moves_one_vote(votes):
+    """The vote histograms' sensitivity: a record added changes one bin by exactly 1,
+    for the global and the family votes."""
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, (300, 5))
+    pop = rng.uniform(-1, 1, (3 * 9, 5))
+    count = votes or (lambda data, p: PL.family_votes(data, p, 3))
+    for _ in range(20):
+        extra = rng.uniform(-1, 1, (1, 5))
+        diff = count(np.vstack([X, extra]), pop) - count(X, pop)
+        assert np.abs(diff).sum() == 1.0 and diff.max() == 1.0
+
+
+def test_every_release_is_announced_with_a_query_that_reproduces_it():
+    X, _ = _blobs(n=80)
+    seen = []
+    with observe(seen.append):
+        res = fit_pe_lloyd(X, 4, 1e6, np.random.default_rng(5), delta=1e-6, n_init=2)
+    assert len(seen) == len(res.ledger.entries)
+    for r in seen:
+        answer = np.asarray(r.query(X), float)
+        if r.purpose.startswith("displacement radius"):
+            continue  # an index chosen by the exponential mechanism, not a noisy answer
+        assert np.allclose(answer, r.output, atol=8 * r.mechanism.scale), r.purpose
+
+
+def test_the_threshold_keeps_the_largest_votes_up_to_the_count():
+    votes = np.array([5.0, -2.0, 40.0, 30.0, 1.0, 30.0])
+    w = PE.threshold_votes(votes, count=80.0)
+    assert list(w) == [0.0, 0.0, 40.0, 30.0, 0.0, 30.0]
+    assert list(PE.threshold_votes(votes, count=1e9)) == [5.0, 0.0, 40.0, 30.0, 1.0, 30.0]
+
+
+def test_the_clipped_sums_move_by_at_most_tau_per_record():
+    rng = np.random.default_rng(6)
+    X = rng.uniform(-1, 1, (200, 4))
+    C = rng.uniform(-1, 1, (3, 4))
+    for _ in range(20):
+        extra = rng.uniform(-1, 1, (1, 4))
+        c0, s0 = RF.clipped_stats(X, C, 0.1)
+        c1, s1 = RF.clipped_stats(np.vstack([X, extra]), C, 0.1)
+        assert np.abs(c1 - c0).sum() == 1.0
+        assert np.linalg.norm(s1 - s0, axis=1).max() <= 0.1
+
+
+@pytest.mark.kernel
+def test_nearest_is_labels():
+    rng = np.random.default_rng(7)
+    for d in (1, 3, 17):
+        X = rng.integers(-3, 4, (500, d)).astype(float)  # lattice points: many ties
+        C = rng.integers(-3, 4, (40, d)).astype(float)
+        assert np.array_equal(nearest(X, C), labels(X, C))
+
+
+@pytest.mark.kernel
+def test_the_weighted_kernels_match_a_plain_reference():
+    rng = np.random.default_rng(8)
+    P, w = rng.normal(size=(60, 3)), rng.uniform(0, 2, 60)
+    k, trials = 4, 3
+    u = rng.random(1 + (k - 1) * trials)
+    C = np.empty((k, 3))
+    kmeanspp(P, w, k, trials, u, C)
+    # the reference: the same inverse-cdf draws and greedy choice, in NumPy
+    ref = [P[np.searchsorted(np.cumsum(w), u[0] * w.sum(), side="right")]]
+    d2 = ((P - ref[0]) ** 2).sum(1)
+    for j in range(1, k):
+        mass = np.cumsum(w * d2)
+        picks = [
+            np.searchsorted(mass, u[1 + (j - 1) * trials + t] * mass[-1], side="right")
+            for t in range(trials)
+        ]
+        costs = [(w * np.minimum(d2, ((P - P[p]) ** 2).sum(1))).sum() for p in picks]
+        ref.append(P[picks[int(np.argmin(costs))]])
+        d2 = np.minimum(d2, ((P - ref[-1]) ** 2).sum(1))
+    assert np.array_equal(C, np.array(ref))
+    cost = lloyd(P, w, C, 100)
+    km = KMeans(k, init=np.array(ref), n_init=1, algorithm="lloyd", tol=0).fit(P, sample_weight=w)
+    assert np.allclose(C, km.cluster_centers_) and cost == pytest.approx(km.inertia_)
+
+
+@pytest.mark.parametrize("method", sorted(FITS))
+def test_it_finds_clear_blobs(method):
+    X, centres = _blobs(seed=9, n=2500, d=8)
+    res = FITS[method](X, 4, 1.0, np.random.default_rng(10), delta=1e-6, ball=1.0)
+    gap = np.linalg.norm(centres[:, None] - res.centroids[None], axis=2).min(axis=1)
+    assert gap.max() < 0.05
+
+
+@pytest.mark.parametrize(("k", "d"), [(2, 2), (5, 5), (16, 5), (5, 16)])
+def test_at_huge_epsilon_pe_lloyd_is_k_means(k, d):
+    """ε → ∞ means k-means quality: within 5 % of KMeans(n_init=10) in 10 of 10 seeds."""
+    for seed in range(10):
+        X, _ = make_blobs(3000, d, centers=k, cluster_std=1.0, random_state=seed)
+        ref = KMeans(k, n_init=10, random_state=0).fit(X).inertia_
+        box = (X.min() - 1, X.max() + 1)
+        km = DPKMeans(k, epsilon=1e6, method="pe_lloyd", bounds=box, random_state=seed).fit(X)
+        assert km.inertia_ <= 1.05 * ref, seed
