@@ -14,15 +14,20 @@ the utility benchmark showed it needs:
    starts keep the best, so the grid wins wherever it can be built (docs/utility.md).
    Above three dimensions the grid's cells outnumber the records (the battery's 8- to
    60-D sets have 0.02 to 0.3 expected records per cell at ε = 1).
-2. **A private partition tree** when δ > 0, d > ``GRID_MAX_D``, k ≥ ``LSH_MIN_K`` and an
-   average cluster's half, N/2k, holds at least the records a leaf needs for low noise
+2. **A private partition tree** when δ > 0, PE-Lloyd's signal (3.) is below its floor,
+   d > ``GRID_MAX_D``, k ≥ ``LSH_MIN_K`` and an average cluster's half, N/2k, holds at
+   least the records a leaf needs for low noise
    (:func:`lsh_node_size`): then a tree finds the clusters that a Lloyd start in many
    dimensions misses. On a ball domain LSH-splits with Gaussian sums
    (:mod:`.lsh_gaussian`), whose hyperplanes pass through the ball's centre; on a box
    DPM (:mod:`.dpm`), whose cuts follow the box's axes, with a sliver half closed alone
    (leaf rule ``child``: the published rule closes a node over whole clusters when a
    cut leaves a sliver of another; docs/utility.md).
-3. **Improved DPLloyd** otherwise (sphere-packing start, empty centres held, and one pass
+3. **PE-Lloyd** (:mod:`.pe_lloyd`) where Ñ·ε/√d reaches :data:`PE_MIN_SIGNAL`
+   (:data:`PE_MIN_SIGNAL_PURE` with δ = 0): a private evolution of candidate centres finds
+   the clusters that a single Lloyd start misses, and Lloyd steps on clipped
+   displacements place them; below it the votes are mostly noise (docs/utility.md).
+4. **Improved DPLloyd** otherwise (sphere-packing start, empty centres held, and one pass
    with all of ε where N/k is below ``SINGLE_PASS`` times a single pass's noise floor:
    :func:`~.dplloyd.estimator_iterations`; :mod:`.methods`). Above ``GRID_MAX_D``
    dimensions it first spends a share of ε on a clipping radius (:func:`clip_share`,
@@ -41,6 +46,10 @@ from .eugkm import MAX_CELLS, cells_per_axis
 
 #: the largest d for which ``auto`` considers a grid synopsis
 GRID_MAX_D = 3
+#: the smallest Ñ·ε/√d at which ``auto`` runs PE-Lloyd, with δ > 0 (Gaussian votes) and
+#: with δ = 0 (Laplace votes); calibrated on half of the shipped battery's d > 3 sets and
+#: reported on the other half and on PE-means's protocol (docs/utility.md)
+PE_MIN_SIGNAL, PE_MIN_SIGNAL_PURE = 250.0, 500.0
 #: with δ > 0, the smallest k for which ``auto`` considers LSH-splits with Gaussian sums:
 #: below it DPLloyd's centres won on every set measured (docs/utility.md)
 LSH_MIN_K = 8
@@ -74,6 +83,13 @@ def lsh_node_size(d: int, epsilon: float, delta: float) -> float:
     return 10.0 * d**0.5 * calibrate(epsilon, delta)
 
 
+def pe_signal(N: float, d: int, epsilon: float) -> float:
+    """Ñ·ε/√d: how clearly PE-Lloyd's vote histograms and clipped sums stand above their
+    noise (the votes per cluster grow as Ñ, their noise shrinks as ε, and a cluster's
+    clipped displacement sum carries noise in d coordinates)."""
+    return N * epsilon / d**0.5
+
+
 def choose(
     N: int, k: int, d: int, epsilon: float, r=1.0, delta: float = 0.0, ball: bool = False
 ) -> tuple[str, str]:
@@ -88,6 +104,14 @@ def choose(
             f"d = {d} <= {GRID_MAX_D}, grid {m}^{d} (A6 predicts centroid MSE {grid:.3g} "
             f"for the grid and {lloyd:.3g} for DPLloyd from a good start; the grid's 30 "
             "starts find one)"
+        )
+    signal = pe_signal(N, d, epsilon)
+    floor = PE_MIN_SIGNAL if delta > 0 else PE_MIN_SIGNAL_PURE
+    if signal >= floor:
+        return "pe_lloyd", (
+            f"N·ε/√d = {signal:.3g} >= {floor:g}: a private evolution finds the clusters, "
+            "clipped Lloyd steps place the centres"
+            + ("" if d <= GRID_MAX_D else f"; d = {d} > {GRID_MAX_D} rules out a grid")
         )
     if delta > 0 and d > GRID_MAX_D and k >= LSH_MIN_K:
         node = lsh_node_size(d, epsilon, delta)

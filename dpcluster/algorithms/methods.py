@@ -447,6 +447,7 @@ CHOSEN = {
     "dplloyd_improved": fit_dplloyd_improved,
     "lsh_splits_gaussian": fit_lsh_splits_gaussian,
     "dpm": fit_dpm,
+    "pe_lloyd": fit_pe_lloyd,
 }
 
 
@@ -482,6 +483,8 @@ def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0, delta=0.0, ball=None
         res = fit_lsh_splits_gaussian(
             X, k, epsilon, rng, r, delta=delta, ball=ball, before=before, n=p.count
         )
+    elif p.method == "pe_lloyd":  # calibrated to all of (ε, δ), with Ñ composed in
+        res = fit_pe_lloyd(X, k, epsilon, rng, r, delta=delta, ball=ball, n=p.count, before=before)
     elif p.method == "dpm":  # its sums take what Ñ and its own releases leave of (ε, δ)
         res = fit_dpm(
             X, k, epsilon, rng, r, delta=delta, ball=ball, before=before, leaf_rule=AUTO_LEAF_RULE
