@@ -141,6 +141,8 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         central fit (:data:`METHODS`): ``"dplloyd"`` (A1), ``"dplloyd_improved"`` (A2),
         ``"eugkm"`` (A3), ``"hybrid"`` (A7), ``"gkm"`` (A4), ``"pgkm"`` (A5),
         ``"lsh_splits"``, ``"lsh_splits_gaussian"`` (needs ``delta``), ``"dpm"``,
+        ``"pe_means"`` (PE-means, M6), ``"pe_lloyd"`` (its search, then clipped Lloyd
+        steps, M7),
         ``"private_mean"``, ``"diffprivlib"`` (IBM's KMeans as shipped: the ``compare``
         extra; its ledger books what it really spends, docs/privacy.md).
     bounds : ``(lo, hi)``, scalars or one value per feature: the public domain of the data,
@@ -148,8 +150,9 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         warns).
     delta : float in [0, 1), default 0: pure ε. Above 0, the methods of
         :data:`GAUSSIAN_METHODS` (DPLloyd, improved and capped DPLloyd, LSH-splits with
-        Gaussian sums, DPM, and ``auto``) add Gaussian noise and spend (ε, δ), composed in
-        zCDP or Rényi DP (docs/privacy.md); the other methods stay pure ε.
+        Gaussian sums, DPM, PE-means, PE-Lloyd and ``auto``) add Gaussian noise and spend
+        (ε, δ), composed in zCDP or Rényi DP (docs/privacy.md); the other methods stay
+        pure ε.
     radius, center : the public domain as the L2 ball of this radius about ``center``
         (default the origin) instead of a box; records outside it are projected onto it,
         with a warning that counts them. The sums' sensitivities of DPLloyd, LSH-splits

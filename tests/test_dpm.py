@@ -74,10 +74,12 @@ def test_dpkmeans_runs_dpm_in_pure_epsilon_and_with_delta():
         assert est.ledger_.total_epsilon <= 1 and est.ledger_.total_delta <= delta
 
 
-def test_auto_on_a_box_with_delta_runs_dpm_within_epsilon_and_delta():
+def test_auto_on_a_box_with_delta_runs_pe_lloyd_within_epsilon_and_delta():
+    """Where auto once took DPM (a box, δ > 0, many clusters, records enough per leaf),
+    PE-Lloyd's signal is above its floor: one count, the whole fit within (ε, δ)."""
     X, _ = _blobs(k=16, n=3000, d=8, spread=0.8, std=0.01)
     est = DPKMeans(16, epsilon=1, delta=1e-6, bounds=(-1, 1), random_state=0).fit(X)
-    assert est.method_ == "dpm"
+    assert est.method_ == "pe_lloyd"
     assert sum("record count" in e.purpose for e in est.ledger_.entries) == 1
     assert est.ledger_.total_epsilon <= 1.0 and est.ledger_.total_delta <= 1e-6
 

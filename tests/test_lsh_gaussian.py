@@ -140,30 +140,14 @@ def test_dpkmeans_runs_it_with_a_ball_and_refuses_it_without_delta():
         DPKMeans(3, epsilon=1, radius=1.0, method="lsh_splits_gaussian", random_state=0).fit(X)
 
 
-def test_auto_takes_a_tree_with_delta_many_clusters_and_enough_records_per_cluster():
-    from dpcluster.algorithms.auto import LSH_MIN_K, choose, lsh_node_size
+def test_auto_takes_pe_lloyd_where_a_tree_had_enough_records_per_leaf():
+    """A leaf's low-noise size (10√d·σ records per half cluster, at k ≥ 8) puts N·ε/√d far
+    above PE-Lloyd's floor, so auto runs PE-Lloyd there, on a ball and on a box."""
+    from dpcluster.algorithms.auto import PE_MIN_SIGNAL, choose, pe_signal
 
-    node = lsh_node_size(100, 0.99, 1e-6)
-    big = 2 * 64 * node * 1.01
-    assert choose(big, 64, 100, 0.99, delta=1e-6, ball=True)[0] == "lsh_splits_gaussian"
-    assert choose(big, 64, 100, 0.99, delta=1e-6)[0] == "dpm"  # a box: DPM's cuts
-    # pure ε, too few clusters, too few records, or few dimensions: not LSH
-    trees = ("lsh_splits_gaussian", "dpm")
-    assert choose(big, 64, 100, 0.99, ball=True)[0] not in trees
-    assert choose(big, LSH_MIN_K - 1, 100, 0.99, delta=1e-6, ball=True)[0] not in trees
-    assert choose(big / 2, 64, 100, 0.99, delta=1e-6, ball=True)[0] not in trees
-    assert choose(10**7, 64, 3, 0.99, delta=1e-6, ball=True)[0] not in trees
-
-
-def test_auto_through_lsh_books_its_count_in_the_same_epsilon_delta():
-    """Ñ is released once, serves as the tree's root, and the whole fit stays within
-    (ε, δ): the root is not counted again, so 20 tree levels follow Ñ."""
-    rng = np.random.default_rng(6)
-    centres = rng.normal(0, 0.3, (16, 20))
-    X = np.repeat(centres, 3000, axis=0) + rng.normal(0, 0.01, (48000, 20))
-    est = DPKMeans(16, epsilon=1, delta=1e-6, radius=2.0, random_state=0).fit(X)
-    assert est.method_ == "lsh_splits_gaussian"
-    entries = est.ledger_.entries
-    assert sum("tree node counts" in e.purpose for e in entries) == lg.MAX_DEPTH
-    assert sum("record count" in e.purpose for e in entries) == 1
-    assert est.ledger_.total_epsilon <= 1.0 and est.ledger_.total_delta <= 1e-6
+    node = 10.0 * 100**0.5 * lg.calibrate(0.99, 1e-6)
+    big = 2 * 8 * node
+    assert pe_signal(big, 100, 0.99) > PE_MIN_SIGNAL
+    assert choose(big, 64, 100, 0.99, delta=1e-6, ball=True)[0] == "pe_lloyd"
+    assert choose(big, 64, 100, 0.99, delta=1e-6)[0] == "pe_lloyd"
+    assert choose(10**7, 64, 3, 0.99, delta=1e-6, ball=True)[0] == "hybrid"  # a grid

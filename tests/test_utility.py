@@ -167,7 +167,9 @@ def test_auto_chooses_from_public_quantities_only():
         # below a DPLloyd centre's noise floor its spread centres still beat the mean
         (208, 2, 60, 0.1, "dplloyd_improved"),  # 104 records per cluster in 60-D at ε = 0.1
         (600, 15, 2, 0.01, "dplloyd_improved"),  # a one-cell grid, 40 records per cluster
-        (10**9, 10, 3, 2.0, "dplloyd_improved"),  # the grid would exceed eugkm.MAX_CELLS
+        (10**9, 10, 3, 2.0, "pe_lloyd"),  # the grid would exceed eugkm.MAX_CELLS
+        (20000, 16, 64, 0.19, "dplloyd_improved"),  # N·ε/√d = 475, below the pure floor
+        (20000, 16, 64, 0.21, "pe_lloyd"),
     ],
 )
 def test_auto_takes_each_branch_of_its_rule(N, k, d, eps, expected):

@@ -14,20 +14,14 @@ the utility benchmark showed it needs:
    starts keep the best, so the grid wins wherever it can be built (docs/utility.md).
    Above three dimensions the grid's cells outnumber the records (the battery's 8- to
    60-D sets have 0.02 to 0.3 expected records per cell at ε = 1).
-2. **A private partition tree** when δ > 0, PE-Lloyd's signal (3.) is below its floor,
-   d > ``GRID_MAX_D``, k ≥ ``LSH_MIN_K`` and an average cluster's half, N/2k, holds at
-   least the records a leaf needs for low noise
-   (:func:`lsh_node_size`): then a tree finds the clusters that a Lloyd start in many
-   dimensions misses. On a ball domain LSH-splits with Gaussian sums
-   (:mod:`.lsh_gaussian`), whose hyperplanes pass through the ball's centre; on a box
-   DPM (:mod:`.dpm`), whose cuts follow the box's axes, with a sliver half closed alone
-   (leaf rule ``child``: the published rule closes a node over whole clusters when a
-   cut leaves a sliver of another; docs/utility.md).
-3. **PE-Lloyd** (:mod:`.pe_lloyd`) where Ñ·ε/√d reaches :data:`PE_MIN_SIGNAL`
+2. **PE-Lloyd** (:mod:`.pe_lloyd`) where Ñ·ε/√d reaches :data:`PE_MIN_SIGNAL`
    (:data:`PE_MIN_SIGNAL_PURE` with δ = 0): a private evolution of candidate centres finds
    the clusters that a single Lloyd start misses, and Lloyd steps on clipped
    displacements place them; below it the votes are mostly noise (docs/utility.md).
-4. **Improved DPLloyd** otherwise (sphere-packing start, empty centres held, and one pass
+   Where it applies it also covers the shapes where ``auto`` took a private partition
+   tree (LSH-splits or DPM, δ > 0 and k ≥ 8 with enough records per leaf): a leaf's
+   low-noise size 10√d·σ per half cluster puts N·ε/√d above the floor there.
+3. **Improved DPLloyd** otherwise (sphere-packing start, empty centres held, and one pass
    with all of ε where N/k is below ``SINGLE_PASS`` times a single pass's noise floor:
    :func:`~.dplloyd.estimator_iterations`; :mod:`.methods`). Above ``GRID_MAX_D``
    dimensions it first spends a share of ε on a clipping radius (:func:`clip_share`,
@@ -50,9 +44,6 @@ GRID_MAX_D = 3
 #: with δ = 0 (Laplace votes); calibrated on half of the shipped battery's d > 3 sets and
 #: reported on the other half and on PE-means's protocol (docs/utility.md)
 PE_MIN_SIGNAL, PE_MIN_SIGNAL_PURE = 250.0, 500.0
-#: with δ > 0, the smallest k for which ``auto`` considers LSH-splits with Gaussian sums:
-#: below it DPLloyd's centres won on every set measured (docs/utility.md)
-LSH_MIN_K = 8
 #: the shares of ε ``auto``'s improved DPLloyd may spend on a clipping radius above
 #: ``GRID_MAX_D`` dimensions, smallest first (docs/methods.md M4; measured in
 #: docs/utility.md)
@@ -72,15 +63,6 @@ def clip_share(N: int, d: int, epsilon: float) -> float:
 def noise_margin(N: int, k: int, d: int, epsilon: float, r=1.0) -> float:
     """:func:`~.dplloyd.pass_margin` of A2's iteration budget ε/t."""
     return pass_margin(N, k, d, epsilon / improved_iterations(epsilon, N, k, d), r)
-
-
-def lsh_node_size(d: int, epsilon: float, delta: float) -> float:
-    """LSH-splits' low-noise node size 10√d·σ/r (:func:`~.lsh_gaussian.tree_thresholds`)
-    at the noise its calibration gives (ε, δ): the records a leaf needs for its mean's
-    noise to be a tenth of the domain radius."""
-    from .lsh_gaussian import calibrate
-
-    return 10.0 * d**0.5 * calibrate(epsilon, delta)
 
 
 def pe_signal(N: float, d: int, epsilon: float) -> float:
@@ -113,19 +95,6 @@ def choose(
             "clipped Lloyd steps place the centres"
             + ("" if d <= GRID_MAX_D else f"; d = {d} > {GRID_MAX_D} rules out a grid")
         )
-    if delta > 0 and d > GRID_MAX_D and k >= LSH_MIN_K:
-        node = lsh_node_size(d, epsilon, delta)
-        if N / (2 * k) >= node:
-            method, domain = (
-                ("lsh_splits_gaussian", "a ball")
-                if ball
-                else ("dpm", "a box (DPM, leaf_rule 'child')")
-            )
-            return method, (
-                f"delta > 0, d = {d} > {GRID_MAX_D}, k = {k} >= {LSH_MIN_K}, N/2k = "
-                f"{N / (2 * k):.3g} >= {node:.3g} (a leaf's low-noise size) and the domain "
-                f"is {domain}"
-            )
     margin = noise_margin(N, k, d, epsilon, r)
     clip = clip_share(N, d, epsilon)
     if clip:  # the number of passes then follows the released radius's noise floor

@@ -445,15 +445,8 @@ CHOSEN = {
     "hybrid": fit_hybrid,
     "private_mean": fit_private_mean,
     "dplloyd_improved": fit_dplloyd_improved,
-    "lsh_splits_gaussian": fit_lsh_splits_gaussian,
-    "dpm": fit_dpm,
     "pe_lloyd": fit_pe_lloyd,
 }
-
-
-#: the leaf rule of ``auto``'s DPM: a sliver half closes alone, so a node is never closed
-#: over whole clusters (docs/utility.md, "The peers' own benchmark recipes")
-AUTO_LEAF_RULE = "child"
 
 
 def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0, delta=0.0, ball=None) -> DPResult:
@@ -463,8 +456,8 @@ def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0, delta=0.0, ball=None
     defaults, its own rules reading the same Ñ. ``info`` carries ``chosen``, ``reason``
     and ``noisy_count``; the ledger's ``choices`` records the choice. ``delta`` and
     ``ball`` reach the chosen method when it is improved DPLloyd (Gaussian noise, an
-    L2-ball domain) or LSH-splits with Gaussian sums, which is calibrated to the whole
-    (ε, δ) with Ñ's release composed in; the grid and the mean stay pure ε."""
+    L2-ball domain) or PE-Lloyd, which is calibrated to the whole (ε, δ) with Ñ's release
+    composed in; the grid stays pure ε."""
     d = np.shape(X)[1]
     r = radius(r, d)
     share = GAUSSIAN_COUNT_SHARE if delta else COUNT_SHARE
@@ -479,16 +472,8 @@ def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0, delta=0.0, ball=None
         count_share=share,
     )
     before = tuple(e.epsilon for e in ledger.entries)
-    if p.method == "lsh_splits_gaussian":  # calibrated to all of (ε, δ), Ñ its root count
-        res = fit_lsh_splits_gaussian(
-            X, k, epsilon, rng, r, delta=delta, ball=ball, before=before, n=p.count
-        )
-    elif p.method == "pe_lloyd":  # calibrated to all of (ε, δ), with Ñ composed in
+    if p.method == "pe_lloyd":  # calibrated to all of (ε, δ), with Ñ composed in
         res = fit_pe_lloyd(X, k, epsilon, rng, r, delta=delta, ball=ball, n=p.count, before=before)
-    elif p.method == "dpm":  # its sums take what Ñ and its own releases leave of (ε, δ)
-        res = fit_dpm(
-            X, k, epsilon, rng, r, delta=delta, ball=ball, before=before, leaf_rule=AUTO_LEAF_RULE
-        )
     else:
         extra = {"delta": delta, "ball": ball} if p.method == "dplloyd_improved" else {}
         res = CHOSEN[p.method](X, k, p.epsilon, rng, r, n=p.count, **p.params, **extra)

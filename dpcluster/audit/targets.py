@@ -33,6 +33,7 @@ from ..algorithms.plan import COUNT_SHARE
 from ..algorithms.reference import private_mean
 from ..privacy.budget import split
 from .comparator_targets import comparator_targets
+from .pe_targets import pe_targets
 from .switches import pair_at, rules, switch_points
 from .target import Target
 from .tree_targets import (
@@ -42,7 +43,6 @@ from .tree_targets import (
     dpm_one,
     lsh_gaussian_one,
     lsh_one,
-    pe_one,
 )
 
 # --- central pairs -------------------------------------------------------------------------
@@ -177,10 +177,6 @@ def _lsh_gaussian(X, epsilon, rng, n, trial=None, delta=GAUSSIAN_DELTA):
 
 def _capped_gaussian(X, epsilon, rng, n, trial=None, delta=GAUSSIAN_DELTA):
     return _per_trial(capped_one(K_CENTRAL, delta))(X, epsilon, rng, n, trial)
-
-
-def _pe(method, X, epsilon, rng, n, trial=None, delta=GAUSSIAN_DELTA):
-    return _per_trial(pe_one(K_CENTRAL, method, delta))(X, epsilon, rng, n, trial)
 
 
 def _clipped_one(X, epsilon, rng):
@@ -420,33 +416,7 @@ def central_targets() -> list[Target]:
             takes_delta=True,
             note="Gaussian counts and shifted sums in zCDP; bounds at δ",
         ),
-        *(
-            Target(
-                name=method + (" (gaussian)" if delta else ""),
-                covers=(method,),
-                kind="central",
-                params={
-                    **central,
-                    "generations": 3,
-                    "n_init": 1,
-                    **({"delta": delta} if delta else {}),
-                },
-                trials=500,
-                run=functools.partial(_pe, method)
-                if delta
-                else _per_trial(pe_one(K_CENTRAL, method)),
-                pair=central_pair,
-                per_trial=True,
-                takes_delta=bool(delta),
-                note=note,
-            )
-            for method, delta, note in (
-                ("pe_means", 0.0, "Ñ and 3 Laplace vote histograms (sensitivity 1)"),
-                ("pe_means", GAUSSIAN_DELTA, "Ñ and 3 Gaussian vote histograms in zCDP; at δ"),
-                ("pe_lloyd", 0.0, "Ñ, 3 vote histograms, τ, 2 clipped Laplace steps"),
-                ("pe_lloyd", GAUSSIAN_DELTA, "Ñ, τ, 3 Gaussian vote histograms, 2 steps; at δ"),
-            )
-        ),
+        *pe_targets(central, central_pair, _per_trial),
         Target(
             name="dplloyd_improved (clip)",
             covers=("dplloyd_improved",),
