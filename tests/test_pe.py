@@ -145,12 +145,17 @@ def test_it_finds_clear_blobs(method):
     assert gap.max() < 0.05
 
 
-@pytest.mark.parametrize(("k", "d"), [(2, 2), (5, 5), (16, 5), (5, 16)])
-def test_at_huge_epsilon_pe_lloyd_is_k_means(k, d):
-    """ε → ∞ means k-means quality: within 5 % of KMeans(n_init=10) in 10 of 10 seeds."""
+@pytest.mark.slow
+@pytest.mark.parametrize(("k", "d"), [(2, 2), (5, 5), (16, 5), (5, 16), (16, 64)])
+def test_at_huge_epsilon_auto_is_k_means(k, d):
+    """ε → ∞ means k-means quality: at ε = 10⁶ auto (which runs PE-Lloyd there) is within
+    5 % of KMeans(n_init=10) in at least 9 of 10 seeds on clear blobs."""
+    good = 0
     for seed in range(10):
         X, _ = make_blobs(3000, d, centers=k, cluster_std=1.0, random_state=seed)
         ref = KMeans(k, n_init=10, random_state=0).fit(X).inertia_
         box = (X.min() - 1, X.max() + 1)
-        km = DPKMeans(k, epsilon=1e6, method="pe_lloyd", bounds=box, random_state=seed).fit(X)
-        assert km.inertia_ <= 1.05 * ref, seed
+        km = DPKMeans(k, epsilon=1e6, bounds=box, random_state=seed).fit(X)
+        assert km.method_ == "pe_lloyd"
+        good += km.inertia_ <= 1.05 * ref
+    assert good >= 9

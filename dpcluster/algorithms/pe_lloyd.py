@@ -62,6 +62,9 @@ SEARCH_SHARE = 0.5
 STEPS = 2
 #: weighted k-means starts per selection (the first from the last parents)
 N_INIT = 10
+#: the search keeps this many times k families, and its last selection takes k: over-
+#: seeding, so that two parents in one cluster do not leave another cluster without one
+OVERSAMPLE = 2
 
 
 def search_generations(epsilon: float, d: int, delta: float) -> int:
@@ -130,6 +133,7 @@ def pe_lloyd(
     population: int = POPULATION,
     steps: int = STEPS,
     n_init: int = N_INIT,
+    oversample: int = OVERSAMPLE,
 ) -> DPResult:
     """``pe_lloyd`` on X (N, d) in the box ∏ [-r_j, r_j] (and the ball ``ball``): k
     centres (k, d). ``count``: Ñ, already released, its ε among ``before`` (the pure ε's
@@ -149,32 +153,34 @@ def pe_lloyd(
     noise_sd = math.sqrt(getattr(votes_mechs[0], "variance", votes_mechs[0].scale ** 2))
     start_rng, vote_rng, select_rng, mutate_rng, tau_rng, step_rng = rng.spawn(6)
     ledger = Ledger(delta=delta)
-    L = min(mutants_per_parent(count, k, population), max(MAX_MUTANTS, MIN_MUTANTS))
+    ks = max(1, int(oversample)) * k  # the search's families; the last selection takes k
+    L = min(mutants_per_parent(count, ks, population), max(MAX_MUTANTS, MIN_MUTANTS))
     # generation 0 is searched exhaustively, so it may hold PE-means's Ñ/5 candidates
-    first = int(min(max(population, (L + 1) * k), max((L + 1) * k, count / 5.0)))
+    first = int(min(max(population, (L + 1) * ks), max((L + 1) * ks, count / 5.0)))
     pop = domain.uniform(start_rng, first)
     parents = None
     for gen in range(T):
         mech = ledger.record(votes_mechs[gen], "candidate votes", round=gen)
         families = gen > 0
-        exact = family_votes(X, pop, k) if families else nearest_votes(X, pop)
+        exact = family_votes(X, pop, ks) if families else nearest_votes(X, pop)
         noisy = mech.add(exact, mech.noise(vote_rng, len(pop)))
         announce(
             mech,
             "candidate votes",
             noisy,
-            (lambda data, p=pop: family_votes(data, p, k))
+            (lambda data, p=pop: family_votes(data, p, ks))
             if families
             else (lambda data, p=pop: nearest_votes(data, p)),
         )
         weights = threshold_votes(noisy, count)
         if float(np.sum(weights**2)) < L_REDUCE_THRESHOLD * len(pop) * noise_sd**2:
             L = max(int(L_REDUCE_FACTOR * L), MIN_MUTANTS)
-        parents = weighted_selection(pop, weights, k, select_rng, n_init, start=parents)
         if gen == T - 1:
+            parents = weighted_selection(pop, weights, k, select_rng, n_init)
             break
-        moves = STEP_SCALE * domain.radius * levy_steps(mutate_rng, (k * L, d))
-        mutants = domain.project(np.repeat(parents, L, axis=0) + moves).reshape(k, L, d)
+        parents = weighted_selection(pop, weights, ks, select_rng, n_init, start=parents)
+        moves = STEP_SCALE * domain.radius * levy_steps(mutate_rng, (ks * L, d))
+        mutants = domain.project(np.repeat(parents, L, axis=0) + moves).reshape(ks, L, d)
         pop = np.concatenate([parents[:, None, :], mutants], axis=1).reshape(-1, d)
     tau = refine.release_tau(X, parents, eps_tau, tau_rng, ledger, domain.radius, announce)
     l1_box = checks.ball_extent(d, r_vec, ball)
