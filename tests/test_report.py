@@ -250,6 +250,7 @@ def test_the_html_page_is_one_self_contained_file_of_every_run(tmp_path):
     for text in ("fig4", "b-table3", "epsilon_provable_max", "Privacy audit", "holds"):
         assert text in page
     assert "violation" in page  # the audit's verdicts, Theorem 4's included
+    assert str(tmp_path) not in page  # no path of the machine that wrote it
     # read as a reader would: no "nan" or "inf" in a cell, text columns left-aligned
     cells = re.findall(r"<td[^>]*>([^<]*)</td>", page)
     assert not {"nan", "inf", "-inf"} & set(cells)

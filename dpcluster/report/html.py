@@ -186,11 +186,11 @@ def write_html(
     parts = [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>dpcluster results: {html.escape(str(results_dir))}</title>",
+        f"<title>dpcluster results: {html.escape(Path(results_dir).name)}</title>",
         f"<style>{STYLE}</style></head><body>",
         "<h1>dpcluster results</h1>",
         verdict,
-        f'<p class="muted">{html.escape(str(results_dir))}: {len(folders)} run(s). Written '
+        f'<p class="muted">{html.escape(Path(results_dir).name)}: {len(folders)} run(s). Written '
         "by <code>dpcluster report</code> from the result tables; open it anywhere.</p>",
         "<h2>Runs</h2>",
         "<ul>",
