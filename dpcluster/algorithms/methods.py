@@ -348,6 +348,18 @@ def fit_dpm(
     )
 
 
+def _counted(method, algorithm, Z, k, epsilon, rng, r, delta, n, before, **params):
+    """``algorithm(Z, k, ε, δ, rng, Ñ, r=r, before=..., **params)`` after the plan's noisy
+    Ñ (:data:`GAUSSIAN_COUNT_SHARE` of ε when δ > 0, :data:`~.plan.COUNT_SHARE` when
+    δ = 0), or with ``n`` when the caller released one (its ε among ``before``): the
+    algorithm calibrates to all of (ε, δ) with every pure ε booked so far composed in."""
+    share = GAUSSIAN_COUNT_SHARE if delta else COUNT_SHARE
+    p, ledger = _planned(method, Z, k, epsilon, rng, r, {}, n, count_share=share)
+    before = tuple(before) + tuple(e.epsilon for e in ledger.entries)
+    res = algorithm(Z, k, epsilon, delta, rng, p.count, r=r, before=before, **params)
+    return _joined(ledger, res, noisy_count=p.count)
+
+
 def fit_pe_means(
     Z,
     k,
@@ -366,24 +378,22 @@ def fit_pe_means(
     (released with :data:`GAUSSIAN_COUNT_SHARE` of ε when δ > 0, :data:`~.plan.COUNT_SHARE`
     when δ = 0), or ``n`` when the caller released one (its ε among ``before``); the vote
     histograms take what is left of (ε, δ): Gaussian with δ > 0, Laplace with δ = 0."""
-    share = GAUSSIAN_COUNT_SHARE if delta else COUNT_SHARE
-    p, ledger = _planned("pe_means", Z, k, epsilon, rng, r, {}, n, count_share=share)
-    before = tuple(before) + tuple(e.epsilon for e in ledger.entries)
-    res = pe_means(
+    return _counted(
+        "pe_means",
+        pe_means,
         Z,
         k,
         epsilon,
-        delta,
         rng,
-        p.count,
-        r=r,
+        r,
+        delta,
+        n,
+        before,
         ball=ball,
-        before=before,
         generations_=generations,
         max_population=max_population,
         n_init=n_init,
     )
-    return _joined(ledger, res, noisy_count=p.count)
 
 
 def fit_pe_lloyd(
@@ -404,25 +414,23 @@ def fit_pe_lloyd(
     """``pe_lloyd`` (:mod:`.pe_lloyd`): the search's sizes read the plan's noisy Ñ (as
     :func:`fit_pe_means`'s), or ``n`` when the caller released one (its ε among
     ``before``); Gaussian votes and steps with δ > 0, Laplace with δ = 0."""
-    share = GAUSSIAN_COUNT_SHARE if delta else COUNT_SHARE
-    p, ledger = _planned("pe_lloyd", Z, k, epsilon, rng, r, {}, n, count_share=share)
-    before = tuple(before) + tuple(e.epsilon for e in ledger.entries)
-    res = pe_lloyd(
+    return _counted(
+        "pe_lloyd",
+        pe_lloyd,
         Z,
         k,
         epsilon,
-        delta,
         rng,
-        p.count,
-        r=r,
+        r,
+        delta,
+        n,
+        before,
         ball=ball,
-        before=before,
         generations=generations,
         population=population,
         steps=steps,
         n_init=n_init,
     )
-    return _joined(ledger, res, noisy_count=p.count)
 
 
 def fit_private_mean(Z, k, epsilon, rng, r=1.0, n=None):

@@ -31,10 +31,7 @@ import math
 import numpy as np
 
 from ..kernels import nearest
-from ..privacy import LaplaceMechanism, Ledger
-from ..privacy.budget import remaining, within
-from ..privacy.gaussian import GaussianMechanism
-from ..privacy.rdp import largest_rho
+from ..privacy import Ledger
 from . import checks, refine
 from .dplloyd import DPResult
 from .pe_means import (
@@ -46,6 +43,7 @@ from .pe_means import (
     levy_steps,
     mutants_per_parent,
     threshold_votes,
+    vote_mechanisms,
     weighted_selection,
 )
 
@@ -106,19 +104,6 @@ def nearest_votes(X: np.ndarray, population: np.ndarray) -> np.ndarray:
     return np.bincount(nearest(X, population), minlength=len(population)).astype(np.float64)
 
 
-def _mechanisms(epsilon, delta, pure, searches, steps, d, tau_unknown=True):
-    """(vote mechanisms, budget of the steps): Gaussian ρ's or Laplace ε's."""
-    if delta > 0:
-        rho = largest_rho(tuple(pure), epsilon, delta)
-        rho_search, rho_steps = within(rho, [SEARCH_SHARE * rho, (1 - SEARCH_SHARE) * rho])
-        per = within(rho_search, [rho_search / searches], searches)[0]
-        return [GaussianMechanism(per, 1.0, 1, delta)] * searches, rho_steps
-    rest = remaining(epsilon, list(pure))
-    eps_search, eps_steps = within(rest, [SEARCH_SHARE * rest, (1 - SEARCH_SHARE) * rest])
-    per = within(eps_search, [eps_search / searches], searches)[0]
-    return [LaplaceMechanism(per, 1.0)] * searches, eps_steps
-
-
 def pe_lloyd(
     X: np.ndarray,
     k: int,
@@ -149,7 +134,7 @@ def pe_lloyd(
     share = refine.TAU_SHARE_GAUSSIAN if delta > 0 else refine.TAU_SHARE
     eps_tau = share * (epsilon - math.fsum(before))
     pure = (*before, eps_tau)
-    votes_mechs, step_budget = _mechanisms(epsilon, delta, pure, T, steps, d)
+    votes_mechs, step_budget = vote_mechanisms(epsilon, delta, pure, T, SEARCH_SHARE)
     noise_sd = math.sqrt(getattr(votes_mechs[0], "variance", votes_mechs[0].scale ** 2))
     start_rng, vote_rng, select_rng, mutate_rng, tau_rng, step_rng = rng.spawn(6)
     ledger = Ledger(delta=delta)

@@ -179,16 +179,26 @@ def weighted_selection(
     return out
 
 
-def vote_mechanisms(epsilon: float, delta: float, before: tuple, steps: int) -> tuple:
-    """The T vote mechanisms: Gaussian of zCDP ρ/T each, ρ the largest that composes with
-    the pure releases ``before`` to (ε, δ) (δ > 0), or Laplace of (ε − Σ before)/T each."""
-    if delta > 0:
-        rho = largest_rho(tuple(before), epsilon, delta)
-        rho_step = within(rho, [rho / steps], steps)[0]
-        return tuple(GaussianMechanism(rho_step, 1.0, 1, delta) for _ in range(steps))
-    rest = remaining(epsilon, list(before))
-    eps_step = within(rest, [rest / steps], steps)[0]
-    return tuple(LaplaceMechanism(eps_step, 1.0) for _ in range(steps))
+def vote_mechanisms(
+    epsilon: float, delta: float, before: tuple, steps: int, share: float = 1.0
+) -> tuple[list, float]:
+    """(the T vote mechanisms, what is left for later releases). The budget is the largest
+    zCDP ρ that composes with the pure releases ``before`` to (ε, δ) by Rényi DP (δ > 0),
+    or ε − Σ before (δ = 0); ``share`` of it goes to the votes, ρ/T or ε/T each
+    (Gaussian or Laplace, sensitivity 1), and the rest (0 when ``share`` is 1) is returned,
+    its exact sum with the votes' at most the budget."""
+    total = (
+        largest_rho(tuple(before), epsilon, delta)
+        if delta > 0
+        else remaining(epsilon, list(before))
+    )
+    if share < 1.0:
+        votes, rest = within(total, [share * total, (1.0 - share) * total])
+    else:
+        votes, rest = total, 0.0
+    per = within(votes, [votes / steps], steps)[0]
+    mech = GaussianMechanism(per, 1.0, 1, delta) if delta > 0 else LaplaceMechanism(per, 1.0)
+    return [mech] * steps, rest
 
 
 def pe_means(
@@ -215,7 +225,7 @@ def pe_means(
     X = checks.project_to_ball(X, ball)
     domain = Domain(r_vec, ball)
     steps = int(generations_) or generations(epsilon, d)
-    mechs = vote_mechanisms(epsilon, delta, before, steps)
+    mechs = vote_mechanisms(epsilon, delta, before, steps)[0]
     noise_sd = mechs[0].sigma if delta > 0 else math.sqrt(mechs[0].variance)
     L = mutants_per_parent(count, k, max_population)
     start_rng, vote_rng, select_rng, mutate_rng = rng.spawn(4)
