@@ -125,7 +125,7 @@ def pe_lloyd(
     the caller booked that (ε, δ) covers). ``generations``: the search's T (0:
     :func:`search_generations`). Info: generations, tau."""
     X = checks.points(X, r)
-    N, d = X.shape
+    d = X.shape[1]  # the record count is never read: sizes come from Ñ
     r_vec = np.broadcast_to(np.asarray(r, dtype=np.float64), (d,)).copy()
     X = checks.project_to_ball(X, ball)
     announce = refine.ball_announcer(ball)

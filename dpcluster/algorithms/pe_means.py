@@ -220,7 +220,7 @@ def pe_means(
     released (its ε among ``before``, the pure ε's the caller booked that (ε, δ) covers);
     ``generations_``: T (0: :func:`generations`). Info: generations, population, final L."""
     X = checks.points(X, r)
-    N, d = X.shape
+    d = X.shape[1]  # the record count is never read: sizes come from Ñ
     r_vec = np.broadcast_to(np.asarray(r, dtype=np.float64), (d,)).copy()
     X = checks.project_to_ball(X, ball)
     domain = Domain(r_vec, ball)
