@@ -264,13 +264,23 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
                 )
             if self.method in ("gkm", "gkm_3k"):
                 raise ValueError(f"an accountant cannot book {self.method}: it reads the exact N")
-            self.accountant.check(float(self.epsilon), float(self.delta) if gaussian else 0.0)
+            if self.method == "diffprivlib":
+                raise ValueError(
+                    "an accountant cannot book diffprivlib: its code spends more than the "
+                    "epsilon it is given (docs/privacy.md)"
+                )
+            self.accountant.check(*self._declared())
         extra = {}
         if gaussian and self.delta > 0:
             extra["delta"] = float(self.delta)
         if self.method in BALL_METHODS and self.radius is not None:
             extra["ball"] = 1.0  # the unit ball of the working space
         return extra
+
+    def _declared(self) -> tuple[float, float]:
+        """The (ε, δ) this fit declares: what an accountant reserves before it runs."""
+        gaussian = self.method in GAUSSIAN_METHODS
+        return float(self.epsilon), float(self.delta) if gaussian else 0.0
 
     def _set_ball(self, d: int) -> None:
         """The affine map x -> (x - center)/radius onto the unit ball, inside [-1, 1]^d."""
@@ -334,6 +344,7 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
                 ),
                 stacklevel=2,
             )
+        hold = self.accountant.reserve(*self._declared()) if self.accountant else None
         try:
             centres, res = fit_central(
                 central_methods()[self.method].fit,
@@ -356,8 +367,8 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             ) from None
         public = self.bounds is not None or self.radius is not None
         res.ledger.bounds = "public" if public else "data"
-        if self.accountant is not None:
-            self.accountant.spend(res.ledger)
+        if hold is not None:
+            hold.settle(res.ledger)
         if not public:  # the scaling read the data's exact min and max
             res.ledger.record(
                 ExactRelease(

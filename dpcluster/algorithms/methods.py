@@ -38,10 +38,11 @@ from .lsh_gaussian import lsh_splits_gaussian
 from .lsh_splits import lsh_splits
 from .pe_lloyd import POPULATION as PE_LLOYD_POPULATION
 from .pe_lloyd import STEPS as PE_LLOYD_STEPS
-from .pe_lloyd import pe_lloyd
+from .pe_lloyd import pe_lloyd, searched_start
 from .pe_means import MAX_POPULATION as PE_MAX_POPULATION
 from .pe_means import pe_means
 from .pgkm import genetic_kmeans
+from .auto import PE_MIN_SIGNAL_PURE, pe_signal
 from .plan import COUNT_SHARE, decide, plan
 from .reference import private_mean
 
@@ -49,6 +50,16 @@ from .reference import private_mean
 #: Ñ is then the tree's root count, and under Rényi composition a release costs ε², so the
 #: 5 % of the pure rule would cost as much as the tree's 20 other levels together
 GAUSSIAN_COUNT_SHARE = 0.01
+#: the share of what Ñ leaves of ε that improved DPLloyd's searched start spends
+SEARCH_START_SHARE = 0.3
+
+
+def searched(count: float, d: int, epsilon: float) -> bool:
+    """Whether improved DPLloyd's ``init: searched`` runs PE-Lloyd's search for its start:
+    where Ñ·ε_s/√d, with ε_s = :data:`SEARCH_START_SHARE`·ε, reaches ``auto``'s pure-ε
+    floor for PE-Lloyd (:data:`~.auto.PE_MIN_SIGNAL_PURE`), so that the votes stand above
+    their noise; below, the free sphere-packing start. Public: Ñ, d and ε."""
+    return pe_signal(count, d, SEARCH_START_SHARE * epsilon) >= PE_MIN_SIGNAL_PURE
 
 
 def packed_start(k: int, box, rng: np.random.Generator) -> np.ndarray:
@@ -141,7 +152,7 @@ def fit_dplloyd_improved(
     epsilon,
     rng,
     r=1.0,
-    init="sphere_packing",
+    init="searched",
     min_count="noise",
     single_pass=True,
     iterations=0,
@@ -166,8 +177,13 @@ def fit_dplloyd_improved(
         "dplloyd_improved", Z, k, epsilon, rng, r, {"iterations": iterations, "clip": clip}, n
     )
     epsilon, count = p.epsilon, p.count
-    start = _lloyd_start(k, Z, r, rng, init)
     d = np.shape(Z)[1]
+    if init == "searched" and count is not None and searched(count, d, epsilon):
+        eps_start, epsilon = split(epsilon, SEARCH_START_SHARE)
+        Z = checks.points(Z, r)
+        start = searched_start(Z, k, eps_start, count, rng, ledger, r, ball)
+    else:
+        start = _lloyd_start(k, Z, r, rng, "sphere_packing" if init == "searched" else init)
     radius, extent, info = None, None, {}
     if clip > 0 and worth_clipping(count, clip * epsilon):
         Z = checks.points(Z, r)  # in the box before a radius is read from it

@@ -104,6 +104,61 @@ def nearest_votes(X: np.ndarray, population: np.ndarray) -> np.ndarray:
     return np.bincount(nearest(X, population), minlength=len(population)).astype(np.float64)
 
 
+def search(
+    X: np.ndarray,
+    k: int,
+    votes_mechs: list,
+    count: float,
+    rngs: tuple,
+    ledger: Ledger,
+    domain: Domain,
+    announce,
+    population: int = POPULATION,
+    n_init: int = N_INIT,
+    oversample: int = OVERSAMPLE,
+) -> tuple[np.ndarray, int]:
+    """PE-Lloyd's search (module docstring, step 2) on X (N, d), already in the domain:
+    (k parents (k, d), the last L). One generation per mechanism of ``votes_mechs`` (its
+    T noisy vote histograms, sensitivity 1, each booked in ``ledger`` and passed to
+    ``announce``, the release hook); ``count``: Ñ, which every size reads; ``rngs``: the
+    (start, vote, selection, mutation) generators."""
+    d = X.shape[1]
+    T = len(votes_mechs)
+    m0 = votes_mechs[0]
+    noise_sd = math.sqrt(getattr(m0, "variance", m0.scale**2))
+    start_rng, vote_rng, select_rng, mutate_rng = rngs
+    ks = max(1, int(oversample)) * k  # the search's families; the last selection takes k
+    L = min(mutants_per_parent(count, ks, population), max(MAX_MUTANTS, MIN_MUTANTS))
+    # generation 0 is searched exhaustively, so it may hold PE-means's Ñ/5 candidates
+    first = int(min(max(population, (L + 1) * ks), max((L + 1) * ks, count / 5.0)))
+    pop = domain.uniform(start_rng, first)
+    parents = None
+    for gen in range(T):
+        mech = ledger.record(votes_mechs[gen], "candidate votes", round=gen)
+        families = gen > 0
+        exact = family_votes(X, pop, ks) if families else nearest_votes(X, pop)
+        noisy = mech.add(exact, mech.noise(vote_rng, len(pop)))
+        announce(
+            mech,
+            "candidate votes",
+            noisy,
+            (lambda data, p=pop: family_votes(data, p, ks))
+            if families
+            else (lambda data, p=pop: nearest_votes(data, p)),
+        )
+        weights = threshold_votes(noisy, count)
+        if float(np.sum(weights**2)) < L_REDUCE_THRESHOLD * len(pop) * noise_sd**2:
+            L = max(int(L_REDUCE_FACTOR * L), MIN_MUTANTS)
+        if gen == T - 1:
+            parents = weighted_selection(pop, weights, k, select_rng, n_init)
+            break
+        parents = weighted_selection(pop, weights, ks, select_rng, n_init, start=parents)
+        moves = STEP_SCALE * domain.radius * levy_steps(mutate_rng, (ks * L, d))
+        mutants = domain.project(np.repeat(parents, L, axis=0) + moves).reshape(ks, L, d)
+        pop = np.concatenate([parents[:, None, :], mutants], axis=1).reshape(-1, d)
+    return parents, L
+
+
 def pe_lloyd(
     X: np.ndarray,
     k: int,
@@ -135,41 +190,40 @@ def pe_lloyd(
     eps_tau = share * (epsilon - math.fsum(before))
     pure = (*before, eps_tau)
     votes_mechs, step_budget = vote_mechanisms(epsilon, delta, pure, T, SEARCH_SHARE)
-    noise_sd = math.sqrt(getattr(votes_mechs[0], "variance", votes_mechs[0].scale ** 2))
-    start_rng, vote_rng, select_rng, mutate_rng, tau_rng, step_rng = rng.spawn(6)
+    *search_rngs, tau_rng, step_rng = rng.spawn(6)
     ledger = Ledger(delta=delta)
-    ks = max(1, int(oversample)) * k  # the search's families; the last selection takes k
-    L = min(mutants_per_parent(count, ks, population), max(MAX_MUTANTS, MIN_MUTANTS))
-    # generation 0 is searched exhaustively, so it may hold PE-means's Ñ/5 candidates
-    first = int(min(max(population, (L + 1) * ks), max((L + 1) * ks, count / 5.0)))
-    pop = domain.uniform(start_rng, first)
-    parents = None
-    for gen in range(T):
-        mech = ledger.record(votes_mechs[gen], "candidate votes", round=gen)
-        families = gen > 0
-        exact = family_votes(X, pop, ks) if families else nearest_votes(X, pop)
-        noisy = mech.add(exact, mech.noise(vote_rng, len(pop)))
-        announce(
-            mech,
-            "candidate votes",
-            noisy,
-            (lambda data, p=pop: family_votes(data, p, ks))
-            if families
-            else (lambda data, p=pop: nearest_votes(data, p)),
-        )
-        weights = threshold_votes(noisy, count)
-        if float(np.sum(weights**2)) < L_REDUCE_THRESHOLD * len(pop) * noise_sd**2:
-            L = max(int(L_REDUCE_FACTOR * L), MIN_MUTANTS)
-        if gen == T - 1:
-            parents = weighted_selection(pop, weights, k, select_rng, n_init)
-            break
-        parents = weighted_selection(pop, weights, ks, select_rng, n_init, start=parents)
-        moves = STEP_SCALE * domain.radius * levy_steps(mutate_rng, (ks * L, d))
-        mutants = domain.project(np.repeat(parents, L, axis=0) + moves).reshape(ks, L, d)
-        pop = np.concatenate([parents[:, None, :], mutants], axis=1).reshape(-1, d)
+    parents, L = search(
+        X, k, votes_mechs, count, search_rngs, ledger, domain, announce, population, n_init,
+        oversample,
+    )
     tau = refine.release_tau(X, parents, eps_tau, tau_rng, ledger, domain.radius, announce)
     l1_box = checks.ball_extent(d, r_vec, ball)
     mechs = refine.step_mechanisms(step_budget, delta, steps, d, tau, l1_box)
     C = refine.refine(X, parents, mechs, step_rng, ledger, tau, domain.project, announce)
-    info = {"generations": T, "tau": tau, "mutants": L}
+    info = {"generations": len(votes_mechs), "tau": tau, "mutants": L}
     return DPResult(np.clip(C, -r_vec, r_vec), ledger, T, info)
+
+
+def searched_start(
+    X: np.ndarray,
+    k: int,
+    epsilon: float,
+    count: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    r=1.0,
+    ball: float | None = None,
+) -> np.ndarray:
+    """k starting centres (k, d) for a Lloyd-type method: :func:`search` on X (N, d) in
+    the box ∏ [-r_j, r_j] (and the ball ``ball``) with Laplace votes that spend pure
+    ``epsilon`` in :func:`search_generations` equal parts, booked in ``ledger``.
+    ``count``: the plan's Ñ. Privacy: as the search's (module docstring)."""
+    X = checks.points(X, r)
+    d = X.shape[1]
+    r_vec = np.broadcast_to(np.asarray(r, dtype=np.float64), (d,)).copy()
+    X = checks.project_to_ball(X, ball)
+    T = search_generations(epsilon, d, 0.0)
+    mechs, _ = vote_mechanisms(epsilon, 0.0, (), T)
+    domain = Domain(r_vec, ball)
+    announce = refine.ball_announcer(ball)
+    return search(X, k, mechs, count, rng.spawn(4), ledger, domain, announce)[0]

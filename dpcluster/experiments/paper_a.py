@@ -245,7 +245,14 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         methods.fit_dplloyd_improved,
         dplloyd_improved,
         extra={
-            **_LLOYD_START,
+            "init": Param(
+                "searched",
+                str,
+                "start: searched (PE-Lloyd's search with 30 % of ε where Ñ·0.3ε/√d ≥ 500, "
+                "else sphere_packing; docs/methods.md M7), sphere_packing "
+                "(data-independent) or uniform (the paper's A1)",
+                choices=("searched", "sphere_packing", "uniform"),
+            ),
             "single_pass": Param(
                 True,
                 bool,

@@ -1,66 +1,183 @@
 """A privacy budget across fits: what a researcher may still spend on one dataset.
 
-:class:`BudgetAccountant` holds a total (ε, δ). A fit that is given one asks it first,
-before anything is released, and is refused when its (ε, δ) would overspend; after the fit
-it books what the fit's ledger proves. Fits on the same data compose by basic composition:
-the ε's add and the δ's add (docs/privacy.md, "A budget across fits").
+:class:`BudgetAccountant` holds a total (ε, δ). A fit that is given one *reserves* its
+declared (ε, δ) first, before anything is released, and is refused when that would
+overspend; after the fit the reservation is settled to what the fit's ledger proves
+(never more than it reserved). Fits on the same data compose by basic composition: the
+ε's add and the δ's add (docs/privacy.md, "A budget across fits").
+
+One accountant is one budget, so it is shared, never copied:
+
+* ``copy.copy`` and ``copy.deepcopy`` return the accountant itself, so scikit-learn's
+  ``clone`` (and ``cross_validate``, ``GridSearchCV``) hands every clone the same budget;
+* it cannot be pickled: a copy in another process would be a second budget;
+* reserving, settling and releasing are atomic under a lock, so threads sharing it cannot
+  together reserve more than the total;
+* sums are exact (rational arithmetic on the doubles), so 0.3 + 0.17 does not pass a
+  budget of 0.47 that the exact sum exceeds.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+import threading
+from fractions import Fraction
 
 
 class BudgetExceeded(ValueError):
     """A fit would spend more than what is left of an accountant's budget."""
 
 
-@dataclass
+def _amount(name: str, value, upper: float | None = None) -> float:
+    """``value`` as a float in [0, ``upper``) (or [0, ∞)), refusing bools, NaN, ∞ and
+    negatives with a message that names ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value) or value < 0 or (upper is not None and value >= upper):
+        bound = f"[0, {upper:g})" if upper is not None else "[0, inf)"
+        raise ValueError(f"{name} must be finite and in {bound}, got {value!r}")
+    return value
+
+
+class Reservation:
+    """A fit's hold on an accountant: its declared (ε, δ) until :meth:`settle`."""
+
+    def __init__(self, accountant: BudgetAccountant, epsilon: float, delta: float) -> None:
+        self.accountant, self.epsilon, self.delta = accountant, epsilon, delta
+        self.settled = False
+
+    def settle(self, ledger) -> None:
+        """Replace the hold by what ``ledger`` proves (its total ε and δ); a ledger above
+        the hold is refused (:class:`BudgetExceeded`) and the hold stays booked."""
+        self.accountant._settle(self, float(ledger.total_epsilon), float(ledger.total_delta))
+
+
 class BudgetAccountant:
-    """Total budget ``epsilon`` (and ``delta``, default 0: pure ε) over fits on one
-    dataset; ``spent`` lists each booked fit's (ε, δ)."""
+    """Total budget ``epsilon`` (> 0) and ``delta`` (in [0, 1), default 0: pure ε) over
+    fits on one dataset. ``spent``: each settled fit's (ε, δ), and each held
+    reservation's, as a tuple."""
 
-    epsilon: float
-    delta: float = 0.0
-    spent: list[tuple[float, float]] = field(default_factory=list)
+    def __init__(self, epsilon: float, delta: float = 0.0) -> None:
+        epsilon = _amount("epsilon", epsilon)
+        if epsilon == 0:
+            raise ValueError("epsilon must be positive, got 0.0")
+        self._epsilon = epsilon
+        self._delta = _amount("delta", delta, upper=1.0)
+        self._entries: list[Reservation] = []  # held and settled, in booking order
+        self._lock = threading.Lock()
 
-    def __post_init__(self) -> None:
-        if not (self.epsilon > 0 and math.isfinite(self.epsilon)):
-            raise ValueError(f"epsilon must be positive and finite, got {self.epsilon!r}")
-        if not 0 <= self.delta < 1:
-            raise ValueError(f"delta must lie in [0, 1), got {self.delta!r}")
+    @property
+    def epsilon(self) -> float:
+        return self._epsilon
+
+    @property
+    def delta(self) -> float:
+        return self._delta
+
+    def __repr__(self) -> str:
+        return f"BudgetAccountant(epsilon={self._epsilon!r}, delta={self._delta!r})"
+
+    def __copy__(self) -> BudgetAccountant:
+        return self
+
+    def __deepcopy__(self, memo) -> BudgetAccountant:
+        return self
+
+    def __reduce__(self):
+        raise TypeError(
+            "a BudgetAccountant cannot be pickled: a copy in another process would be a "
+            "second budget (run fits that share one in threads or in one process)"
+        )
+
+    @property
+    def spent(self) -> tuple[tuple[float, float], ...]:
+        with self._lock:
+            return tuple((r.epsilon, r.delta) for r in self._entries)
+
+    def _exact(self) -> tuple[Fraction, Fraction]:
+        return (
+            sum((Fraction(r.epsilon) for r in self._entries), Fraction(0)),
+            sum((Fraction(r.delta) for r in self._entries), Fraction(0)),
+        )
 
     @property
     def spent_epsilon(self) -> float:
-        return math.fsum(e for e, _ in self.spent)
+        with self._lock:
+            return float(self._exact()[0])
 
     @property
     def spent_delta(self) -> float:
-        return math.fsum(d for _, d in self.spent)
+        with self._lock:
+            return float(self._exact()[1])
 
     @property
     def remaining(self) -> tuple[float, float]:
-        """(ε, δ) still to spend (never below 0)."""
+        """(ε, δ) still to spend (never below 0), rounded down."""
+        with self._lock:
+            eps, delta = self._exact()
         return (
-            max(0.0, self.epsilon - self.spent_epsilon),
-            max(0.0, self.delta - self.spent_delta),
+            _floor(Fraction(self._epsilon) - eps),
+            _floor(Fraction(self._delta) - delta),
         )
 
-    def check(self, epsilon: float, delta: float = 0.0) -> None:
-        """Refuse (:class:`BudgetExceeded`) a fit of (ε, δ) that would overspend."""
-        if math.fsum([self.spent_epsilon, epsilon]) > self.epsilon or (
-            math.fsum([self.spent_delta, delta]) > self.delta
+    def _refusal(self, epsilon: float, delta: float) -> BudgetExceeded | None:
+        eps, dl = self._exact()
+        if eps + Fraction(epsilon) > Fraction(self._epsilon) or dl + Fraction(delta) > Fraction(
+            self._delta
         ):
-            left_eps, left_delta = self.remaining
-            raise BudgetExceeded(
+            left_eps = _floor(Fraction(self._epsilon) - eps)
+            left_delta = _floor(Fraction(self._delta) - dl)
+            return BudgetExceeded(
                 f"a fit of epsilon={epsilon:g}, delta={delta:g} would overspend the "
                 f"accountant: {left_eps:g} epsilon and {left_delta:g} delta are left of "
-                f"({self.epsilon:g}, {self.delta:g})"
+                f"({self._epsilon:g}, {self._delta:g})"
             )
+        return None
+
+    def check(self, epsilon: float, delta: float = 0.0) -> None:
+        """Refuse (:class:`BudgetExceeded`) a fit of (ε, δ) that would overspend; books
+        nothing (:meth:`reserve` books)."""
+        epsilon, delta = _amount("epsilon", epsilon), _amount("delta", delta, upper=1.0)
+        with self._lock:
+            refusal = self._refusal(epsilon, delta)
+        if refusal is not None:
+            raise refusal
+
+    def reserve(self, epsilon: float, delta: float = 0.0) -> Reservation:
+        """Hold (ε, δ) for a fit, atomically, or refuse (:class:`BudgetExceeded`) before
+        anything is released."""
+        epsilon, delta = _amount("epsilon", epsilon), _amount("delta", delta, upper=1.0)
+        with self._lock:
+            refusal = self._refusal(epsilon, delta)
+            if refusal is not None:
+                raise refusal
+            hold = Reservation(self, epsilon, delta)
+            self._entries.append(hold)
+        return hold
+
+    def _settle(self, hold: Reservation, epsilon: float, delta: float) -> None:
+        with self._lock:
+            if hold.settled:
+                raise ValueError("this reservation is already settled")
+            if Fraction(epsilon) > Fraction(hold.epsilon) or Fraction(delta) > Fraction(
+                hold.delta
+            ):
+                raise BudgetExceeded(
+                    f"the fit's ledger proves ({epsilon:g}, {delta:g}), above the "
+                    f"({hold.epsilon:g}, {hold.delta:g}) it reserved; the reservation stays "
+                    "booked"
+                )
+            hold.epsilon, hold.delta, hold.settled = epsilon, delta, True
 
     def spend(self, ledger) -> None:
-        """Book what ``ledger`` proves (its total ε and δ); refuses an overspend."""
-        epsilon, delta = float(ledger.total_epsilon), float(ledger.total_delta)
-        self.check(epsilon, delta)
-        self.spent.append((epsilon, delta))
+        """Book what ``ledger`` proves (its total ε and δ) at once; refuses an overspend."""
+        self.reserve(float(ledger.total_epsilon), float(ledger.total_delta)).settled = True
+
+
+def _floor(value: Fraction) -> float:
+    """The largest double ≤ ``value`` (and ≥ 0)."""
+    if value <= 0:
+        return 0.0
+    out = float(value)
+    return out if Fraction(out) <= value else math.nextafter(out, 0.0)
