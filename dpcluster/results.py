@@ -308,7 +308,14 @@ def read_table(path: Path | str) -> pd.DataFrame:
         return pd.read_csv(path)
     except pd.errors.EmptyDataError:
         return pd.DataFrame()
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, csv.Error) as exc:
+    except (
+        pd.errors.ParserError,
+        UnicodeDecodeError,
+        ValueError,
+        csv.Error,
+        IsADirectoryError,
+        PermissionError,
+    ) as exc:
         from .errors import VerifyError
 
         raise VerifyError(f"{path}: not a readable table ({type(exc).__name__})") from None

@@ -99,8 +99,10 @@ def test_the_fit_is_reproducible_from_its_generator():
 
 def test_many_small_clusters_in_2d_gain_from_the_cap():
     """20 blobs in 2-D, 10,000 records, ε = 1, 9 seeds: a record's shift is capped at a
-    quarter of the box's diagonal, so the sums' noise is about half of improved DPLloyd's;
-    the capped fit's median cost is lower."""
+    quarter of the box's diagonal, so the sums' noise is about half of improved DPLloyd's
+    from the same data-independent start (its sphere packing); the capped fit's median
+    cost is lower. (Improved DPLloyd's default searched start, docs/methods.md M7, finds
+    the blobs and beats both here.)"""
     from sklearn.datasets import make_blobs
 
     from dpcluster import DPKMeans
@@ -112,6 +114,8 @@ def test_many_small_clusters_in_2d_gain_from_the_cap():
         costs = []
         for seed in range(9):
             model = DPKMeans(20, epsilon=1.0, method=method, bounds=box, random_state=seed, **kw)
+            if method == "dplloyd_improved":
+                model.set_params(method_params={"init": "sphere_packing"})
             costs.append(-model.fit(X).score(X))
         return float(np.median(costs))
 

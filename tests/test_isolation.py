@@ -87,3 +87,57 @@ def test_a_hostile_plugin_changes_no_other_cell_and_ends_the_run_cleanly(tmp_pat
     cols = ["algorithm", "init", "rep", "nicv", "stream", "cell"]
     pd.testing.assert_frame_equal(mine[cols], ref[cols])
     assert (mine["nicv"] > 0).all()
+
+
+PLUGIN = textwrap.dedent(
+    """
+    from dpcluster.plugins import algorithm
+
+
+    @algorithm(private=False, repeat=1)
+    def constant(ctx):
+        return [{"init": 0, "rep": 0, "nicv": VALUE}], None
+    """
+)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_two_specs_with_same_named_plugins_each_run_their_own(tmp_path, jobs):
+    """One invocation, two spec folders, a ``myalg.py`` in each: every spec's cells run
+    its own folder's module, whichever spec imported the name first."""
+    for folder, value in (("a", 0.75), ("b", 0.25)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "myalg.py").write_text(f"VALUE = {value}\n" + PLUGIN)
+        _spec(tmp_path / folder, [{"name": "myalg:constant"}])
+        doc = yaml.safe_load((tmp_path / folder / "s.yaml").read_text())
+        (tmp_path / folder / "s.yaml").write_text(yaml.safe_dump({**doc, "name": f"iso-{folder}"}))
+    done = run_cli("run", "a/s.yaml", "b/s.yaml", "-q", "--jobs", jobs, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    for folder, value in (("a", 0.75), ("b", 0.25)):
+        runs = pd.read_csv(tmp_path / "results" / f"iso-{folder}" / "runs.csv")
+        assert set(runs["nicv"]) == {value}, folder
+
+
+
+def test_a_plugins_module_level_settings_do_not_outlive_its_import(tmp_path):
+    """The parent imports a plugin to validate its spec, then runs built-in cells: what the
+    plugin's module-level code sets process-wide (numpy's error handling and seed, the
+    warnings filters, the working folder) is restored once the import returns."""
+    import os
+    import warnings
+
+    import numpy as np
+
+    from dpcluster.experiments.registry import lookup
+
+    (tmp_path / "loud.py").write_text(
+        "import os, warnings\nimport numpy as np\n"
+        'np.seterr(all="raise")\nnp.random.seed(0)\nwarnings.simplefilter("error")\n'
+        'os.chdir("/")\n' + PLUGIN.replace("VALUE", "0.5")
+    )
+    before = (np.geterr(), np.random.get_state()[1][:4].tolist(), list(warnings.filters))
+    cwd = os.getcwd()
+    info = lookup("loud:constant", str(tmp_path))
+    assert info.name.endswith("constant")
+    after = (np.geterr(), np.random.get_state()[1][:4].tolist(), list(warnings.filters))
+    assert after == before and os.getcwd() == cwd

@@ -300,3 +300,64 @@ def test_report_embeds_only_drawings_its_runs_made(tmp_path):
     token = base64.b64encode(b"TOP-SECRET-TOKEN").decode()[:12]
     assert "TOP-SECRET" not in page + text and token not in page
     assert page.count("data:image/png;base64,") == 1  # the good run's figure only
+
+
+HOSTILE = (
+    '<script>alert(1)</script> <img src=x onerror="alert(2)"> '
+    "[click](javascript:alert(3)) ![i](javascript:alert(4)) <javascript:alert(5)>"
+)
+
+
+def test_text_from_user_input_is_inert_in_both_pages(tmp_path):
+    """A csv dataset's label, a plugin's algorithm name, a table's cells and an audit row
+    reach REPORT.md and REPORT.html as text: no tag, handler or link survives."""
+    import re
+
+    results = tmp_path / "results"
+    folder = results / "mine"
+    folder.mkdir(parents=True)
+    rows = [
+        {
+            "dataset": "csv",
+            "dataset_label": HOSTILE,
+            "algorithm": "lloyd",
+            "variant": HOSTILE,
+            "epsilon": 1.0,
+            "mean": 0.1,
+            "metric": HOSTILE,
+        }
+    ]
+    _summary(rows).to_csv(folder / "summary.csv", index=False)
+    table = pd.DataFrame([{"dataset": HOSTILE, "method": HOSTILE, "epsilon": "1"}])
+    table.to_csv(folder / "table.csv", index=False)
+    (folder / "table.md").write_text(f"| raw |\n|---|\n| {HOSTILE} |\n")
+    (results / "audit").mkdir()
+    audit = {
+        "algorithm": HOSTILE,
+        "epsilon": 1.0,
+        "epsilon_claimed": 1.0,
+        "epsilon_provable": 1.0,
+        "epsilon_lb_blackbox": 0.1,
+        "epsilon_lb_whitebox": 0.2,
+        "verdict": HOSTILE,
+    }
+    pd.DataFrame([audit]).to_csv(results / "audit" / "audit.csv", index=False)
+    report.write_report(results)
+    for page in ("REPORT.md", "REPORT.html"):
+        text = (results / page).read_text()
+        assert "&lt;script&gt;" in text  # the label is there, as text
+        assert not re.search(r"<(script|img|javascript)", text), page
+        assert not re.search(r"<[^>]*onerror", text), page  # no handler inside a real tag
+        if page == "REPORT.md":  # Markdown would make a link of it; HTML shows it as text
+            assert not re.search(r"(?<!\\)\]\(javascript:", text), page
+        assert "| raw |" not in text  # the table is rebuilt from its csv, not quoted
+
+
+def test_a_summary_that_is_a_folder_is_exit_5(tmp_path):
+    """docs/cli.md: a results folder that does not verify is exit 5, whatever is wrong."""
+    from tests.cli import run_cli
+
+    (tmp_path / "results" / "x" / "summary.csv").mkdir(parents=True)
+    proc = run_cli("report", cwd=tmp_path)
+    assert proc.returncode == 5, proc.stderr
+    assert "summary.csv: not a readable table" in proc.stderr and "Traceback" not in proc.stderr

@@ -41,7 +41,7 @@ import math
 import numpy as np
 
 from ..privacy import LaplaceMechanism, Ledger, release
-from ..privacy.gaussian import GaussianMechanism
+from ..privacy.gaussian import GaussianMechanism, zcdp_epsilon
 from ..privacy.rdp import composed_epsilon
 from .checks import project_to_ball
 from .dplloyd import DPResult
@@ -68,17 +68,16 @@ def calibrate(
     ledger: ``auto``'s Ñ), stay within ε at δ (:func:`~..privacy.rdp.composed_epsilon`)."""
     levels = depth + 1 if levels is None else levels
 
-    def spent(alpha: float) -> float:
-        return composed_epsilon(
-            tuple(before) + (1.0 / (multiplier * alpha),) * levels,
-            1.0 / (2.0 * alpha * alpha),
-            delta,
-        )
+    def spent(alpha: float) -> float:  # the ledger's total: the smaller of Rényi and basic
+        counts = tuple(before) + (1.0 / (multiplier * alpha),) * levels
+        rho = 1.0 / (2.0 * alpha * alpha)
+        basic = math.fsum([*counts, zcdp_epsilon(rho, delta)])
+        return min(composed_epsilon(counts, rho, delta), basic)
 
     lo, hi = 1e-6, 1.0
     while spent(hi) > epsilon:
         lo, hi = hi, hi * 2.0
-        if hi > 1e12:
+        if hi > 1e30:
             raise ValueError(f"no noise scale reaches epsilon={epsilon:g}, delta={delta:g}")
     while hi - lo > 1e-9 * hi:
         mid = math.sqrt(lo * hi)

@@ -37,12 +37,11 @@ from .lsh_gaussian import MAX_DEPTH as GAUSSIAN_DEPTH
 from .lsh_gaussian import lsh_splits_gaussian
 from .lsh_splits import lsh_splits
 from .pe_lloyd import POPULATION as PE_LLOYD_POPULATION
+from .pe_lloyd import SEARCH_START_SHARE, pe_lloyd, searched, searched_start
 from .pe_lloyd import STEPS as PE_LLOYD_STEPS
-from .pe_lloyd import pe_lloyd, searched_start
 from .pe_means import MAX_POPULATION as PE_MAX_POPULATION
 from .pe_means import pe_means
 from .pgkm import genetic_kmeans
-from .auto import PE_MIN_SIGNAL_PURE, pe_signal
 from .plan import COUNT_SHARE, decide, plan
 from .reference import private_mean
 
@@ -50,16 +49,6 @@ from .reference import private_mean
 #: Ñ is then the tree's root count, and under Rényi composition a release costs ε², so the
 #: 5 % of the pure rule would cost as much as the tree's 20 other levels together
 GAUSSIAN_COUNT_SHARE = 0.01
-#: the share of what Ñ leaves of ε that improved DPLloyd's searched start spends
-SEARCH_START_SHARE = 0.3
-
-
-def searched(count: float, d: int, epsilon: float) -> bool:
-    """Whether improved DPLloyd's ``init: searched`` runs PE-Lloyd's search for its start:
-    where Ñ·ε_s/√d, with ε_s = :data:`SEARCH_START_SHARE`·ε, reaches ``auto``'s pure-ε
-    floor for PE-Lloyd (:data:`~.auto.PE_MIN_SIGNAL_PURE`), so that the votes stand above
-    their noise; below, the free sphere-packing start. Public: Ñ, d and ε."""
-    return pe_signal(count, d, SEARCH_START_SHARE * epsilon) >= PE_MIN_SIGNAL_PURE
 
 
 def packed_start(k: int, box, rng: np.random.Generator) -> np.ndarray:

@@ -33,6 +33,7 @@ import numpy as np
 from ..kernels import nearest
 from ..privacy import Ledger
 from . import checks, refine
+from .auto import PE_MIN_SIGNAL_PURE, pe_signal
 from .dplloyd import DPResult
 from .pe_means import (
     L_REDUCE_FACTOR,
@@ -193,7 +194,16 @@ def pe_lloyd(
     *search_rngs, tau_rng, step_rng = rng.spawn(6)
     ledger = Ledger(delta=delta)
     parents, L = search(
-        X, k, votes_mechs, count, search_rngs, ledger, domain, announce, population, n_init,
+        X,
+        k,
+        votes_mechs,
+        count,
+        search_rngs,
+        ledger,
+        domain,
+        announce,
+        population,
+        n_init,
         oversample,
     )
     tau = refine.release_tau(X, parents, eps_tau, tau_rng, ledger, domain.radius, announce)
@@ -202,6 +212,18 @@ def pe_lloyd(
     C = refine.refine(X, parents, mechs, step_rng, ledger, tau, domain.project, announce)
     info = {"generations": len(votes_mechs), "tau": tau, "mutants": L}
     return DPResult(np.clip(C, -r_vec, r_vec), ledger, T, info)
+
+
+#: the share of what Ñ leaves of ε that improved DPLloyd's searched start spends
+SEARCH_START_SHARE = 0.3
+
+
+def searched(count: float, d: int, epsilon: float) -> bool:
+    """Whether improved DPLloyd's ``init: searched`` runs PE-Lloyd's search for its start:
+    where Ñ·ε_s/√d, with ε_s = :data:`SEARCH_START_SHARE`·ε, reaches ``auto``'s pure-ε
+    floor for PE-Lloyd (:data:`~.auto.PE_MIN_SIGNAL_PURE`), so that the votes stand above
+    their noise; below, the free sphere-packing start. Public: Ñ, d and ε."""
+    return pe_signal(count, d, SEARCH_START_SHARE * epsilon) >= PE_MIN_SIGNAL_PURE
 
 
 def searched_start(

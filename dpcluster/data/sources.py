@@ -79,8 +79,8 @@ def load(name: str, **params) -> Dataset:
     if scaling not in SCALINGS:
         raise DataError(f"{name}: scaling {scaling!r} is not one of {', '.join(SCALINGS)}")
     ds = SOURCES[name].load(bounds=bounds, **params)
-    if scaling == "per_feature":
+    if scaling == "per_feature" or ds.ball is not None:
+        # a ball's records are (x - c)/R, one scale for every feature: DPKMeans(radius=R)
+        # does the same whatever its scaling, so either scaling names this one space
         return ds
-    if ds.ball is not None:
-        raise DataError(f"{name}: an L2-ball domain has its own scaling; drop scaling: {scaling}")
     return replace(ds, X=working_space(ds.X, ds.lo, ds.hi, scaling), scaling=scaling)

@@ -130,11 +130,17 @@ MODERN: dict[str, AlgorithmInfo] = {
         central_fit(methods.fit_lsh_splits_gaussian, _LSH_GAUSSIAN_PARAMS),
         columns=("leaves",),
         title="LSH-splits (Gaussian)",
+        preflight=lambda shape: (
+            None
+            if shape.delta > 0
+            else ("", "spends (epsilon, delta) with Gaussian noise: give the spec a delta > 0")
+        ),
     ),
     "dpm": central_method(
         "dpm",
         "DPM, separation by private axis cuts (Liebenow et al., CCS 2024), leaves reduced to "
-        "k by weighted k-means; (ε, δ), needs a spec's delta, docs/methods.md",
+        "k by weighted k-means; Gaussian leaf sums with delta, Laplace without, "
+        "docs/methods.md",
         central_fit(methods.fit_dpm, _DPM_PARAMS),
         columns=("leaves",),
         title="DPM",

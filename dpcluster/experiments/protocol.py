@@ -127,6 +127,8 @@ class CellShape:
     params: Mapping[str, Any]
     repeat: int
     n_init: int
+    #: the spec's δ (0: pure ε)
+    delta: float = 0.0
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,6 +8,7 @@ group ``dpcluster.algorithms``, or as ``"package.module:attribute"``.
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -174,6 +175,31 @@ def _forget(module: str, root: Path) -> None:
     importlib.invalidate_caches()
 
 
+@contextlib.contextmanager
+def _process_settings_kept():
+    """Run a plugin's import with the process-wide settings it could change restored after
+    it: numpy's floating-point error handling, print options and legacy global seed,
+    the warnings filters and the working folder. Its module-level code (``np.seterr(all=
+    "raise")``, ``warnings.simplefilter("error")``, ``os.chdir``) then reaches no built-in
+    cell that runs in this process; its cells run in processes of their own
+    (:mod:`dpcluster.harness.isolated`)."""
+    import warnings
+
+    import numpy as np
+
+    errors, printing, state = np.geterr(), np.get_printoptions(), np.random.get_state()
+    cwd = os.getcwd()
+    try:
+        with warnings.catch_warnings():  # restores the filters on the way out
+            yield
+    finally:
+        np.seterr(**errors)
+        np.set_printoptions(**printing)
+        np.random.set_state(state)
+        if os.getcwd() != cwd:
+            os.chdir(cwd)
+
+
 def lookup(name: str, source: str = "") -> AlgorithmInfo:
     """The entry for a spec's algorithm name (docs/plugins.md).
 
@@ -199,7 +225,9 @@ def lookup(name: str, source: str = "") -> AlgorithmInfo:
         module, _, attr = name.partition(":")
         if not (all(part.isidentifier() for part in module.split(".")) and attr.isidentifier()):
             raise KeyError(f"{name}: not 'module:attribute' (dotted Python names)")
-        if source and source not in sys.path:
+        if source:  # first on the path: a same-named module of another spec's folder
+            if source in sys.path:  # must not shadow this spec's
+                sys.path.remove(source)
             sys.path.insert(0, source)
         root = _import_root(module, source)
         loaded = sys.modules.get(module)
@@ -210,7 +238,8 @@ def lookup(name: str, source: str = "") -> AlgorithmInfo:
             _forget(module, root)
         bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__
         try:  # in the user's folder: dpcluster writes only under the results folder
-            obj = getattr(importlib.import_module(module), attr)
+            with _process_settings_kept():
+                obj = getattr(importlib.import_module(module), attr)
         # sys.exit at import is the plugin's error too, not dpcluster's exit code
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - shown in one line
             raise KeyError(f"{name}: cannot import ({_where(exc)})") from None

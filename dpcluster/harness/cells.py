@@ -146,6 +146,7 @@ class Cell:
             params=self.algorithm.kwargs,
             repeat=self.algorithm.repeat,
             n_init=self.n_init,
+            delta=self.delta,
         )
 
     @property

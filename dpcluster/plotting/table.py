@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -33,9 +35,27 @@ def table(summary: pd.DataFrame, out: Path, stem: str, metrics: tuple[str, ...])
     return paths
 
 
+#: the characters with which Markdown forms a link or an image (``[text](url)``), an escape
+#: or a table cell; emphasis and code spans are harmless and left as they are
+_MARKDOWN_SPECIAL = re.compile(r"([\\\[\]|])")
+
+
+def markdown_text(value) -> str:
+    """``value`` as inert Markdown text: HTML's ``& < >`` as entities (so no tag, handler
+    or autolink survives a renderer that passes HTML through, as mkdocs does) and the
+    characters that form links, images and table cells backslash-escaped (so no link, such
+    as a ``javascript:`` one, is formed); line breaks become spaces."""
+    text = html.escape(str(value), quote=False).replace("\r", " ").replace("\n", " ")
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
 def markdown_lines(df: pd.DataFrame) -> list[str]:
-    """A table as Markdown lines: its header, the rule, one line per row."""
-    head = "| " + " | ".join(str(c) for c in df.columns) + " |"
+    """A table as Markdown lines: its header, the rule, one line per row; every cell is
+    :func:`markdown_text` (a summary's labels come from user input)."""
+    head = "| " + " | ".join(markdown_text(c) for c in df.columns) + " |"
     sep = "|" + "---|" * len(df.columns)
-    body = ["| " + " | ".join(str(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    body = [
+        "| " + " | ".join(markdown_text(v) for v in row) + " |"
+        for row in df.itertuples(index=False)
+    ]
     return [head, sep, *body]

@@ -160,9 +160,7 @@ class BudgetAccountant:
         with self._lock:
             if hold.settled:
                 raise ValueError("this reservation is already settled")
-            if Fraction(epsilon) > Fraction(hold.epsilon) or Fraction(delta) > Fraction(
-                hold.delta
-            ):
+            if Fraction(epsilon) > Fraction(hold.epsilon) or Fraction(delta) > Fraction(hold.delta):
                 raise BudgetExceeded(
                     f"the fit's ledger proves ({epsilon:g}, {delta:g}), above the "
                     f"({hold.epsilon:g}, {hold.delta:g}) it reserved; the reservation stays "

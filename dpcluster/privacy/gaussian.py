@@ -154,13 +154,6 @@ class GaussianMechanism:
                 raise ValueError(f"Gaussian {what} must be positive and finite, got {value}")
         if not 0 < self.delta < 1:
             raise ValueError(f"Gaussian delta must lie in (0, 1), got {self.delta}")
-        from .sampling import MAX_VARIANCE
-
-        if self.variance_steps > MAX_VARIANCE:
-            raise ValueError(
-                f"Gaussian noise at rho={self.rho:g} over {self.coordinates} entries is too "
-                "wide for the exact integer sampler"
-            )
 
     @property
     def noise_rho(self) -> float:
@@ -173,11 +166,29 @@ class GaussianMechanism:
         return max(2.0 ** (math.floor(math.log2(sigma0)) - GAUSSIAN_BITS), FLOOR)
 
     @functools.cached_property
-    def variance_steps(self) -> int:
-        """σ² in lattice steps: the smallest integer ≥ Δ_γ²/(2ρ), exactly."""
+    def _needed(self) -> int:
+        """σ² in lattice steps that ρ needs: the smallest integer ≥ Δ_γ²/(2ρ), exactly."""
         root_p = Fraction(math.sqrt(self.coordinates)) * (1 + Fraction(1, 2**40))
         steps = Fraction(self.sensitivity) / Fraction(self.lattice) + 2 * root_p
         return math.ceil(steps * steps / (2 * Fraction(self.noise_rho)))
+
+    @property
+    def data_free(self) -> bool:
+        """True when the variance ρ needs is beyond the exact sampler's 2^30 steps² (ρ
+        below about 2p·2^-30 ≈ 1.9e-9·p: the rounding's 2√p steps alone then need more):
+        the release then ignores the answer (:meth:`snap` gives 0) and adds noise of the
+        widest variance the sampler draws, which is 0-zCDP, within any ρ."""
+        from .sampling import MAX_VARIANCE
+
+        return self._needed > MAX_VARIANCE
+
+    @property
+    def variance_steps(self) -> int:
+        """σ² in lattice steps (:meth:`_needed`, or the sampler's widest when
+        :attr:`data_free`)."""
+        from .sampling import MAX_VARIANCE
+
+        return MAX_VARIANCE if self.data_free else self._needed
 
     @property
     def sigma(self) -> float:
@@ -194,8 +205,11 @@ class GaussianMechanism:
         return zcdp_epsilon(self.rho, self.delta)
 
     def snap(self, answer) -> np.ndarray:
+        """The answer rounded to the lattice (half up); zeros of its shape when
+        :attr:`data_free`."""
         g = self.lattice
-        return np.floor(np.asarray(answer, dtype=np.float64) / g + 0.5) * g
+        q = np.asarray(answer, dtype=np.float64)
+        return np.zeros_like(q) if self.data_free else np.floor(q / g + 0.5) * g
 
     def noise(self, rng: np.random.Generator, shape) -> np.ndarray:
         from .sampling import discrete_gaussian

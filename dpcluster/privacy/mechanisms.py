@@ -73,13 +73,6 @@ class LaplaceMechanism:
         _check_budget("Laplace", self.epsilon, self.sensitivity)
         if int(self.coordinates) < 1:
             raise ValueError(f"Laplace coordinates must be >= 1, got {self.coordinates}")
-        from .sampling import MAX_NUMERATOR
-
-        if self._steps[0] > MAX_NUMERATOR:
-            raise ValueError(
-                f"Laplace noise at epsilon={self.epsilon:g} over {self.coordinates} entries "
-                "is too wide for the exact integer sampler (scale above 2^46 lattice steps)"
-            )
 
     @property
     def delta(self) -> float:
@@ -99,12 +92,32 @@ class LaplaceMechanism:
         return self.epsilon
 
     @functools.cached_property
-    def _steps(self) -> tuple[int, int]:
-        """(t, s): Z's scale σ = t/s in lattice steps, ≥ (⌈Δ/γ⌉ + 2p)/ε exactly."""
+    def _needed(self) -> tuple[int, int]:
+        """(t, s): the scale σ = t/s in lattice steps that ε needs, ≥ (⌈Δ/γ⌉ + 2p)/ε
+        exactly."""
         from .sampling import dyadic_at_least
 
         steps = math.ceil(self.sensitivity / self.lattice) + 2 * int(self.coordinates)
         return dyadic_at_least(steps, self.noise_epsilon)
+
+    @property
+    def data_free(self) -> bool:
+        """True when the scale ε needs is beyond the exact sampler's 2^46 lattice steps
+        (ε below about (1 + 2p)·1.4e-14): the release then ignores the answer
+        (:meth:`snap` gives 0) and adds noise of the widest scale the sampler draws. A
+        release that does not read the data is 0-DP, within any ε."""
+        from .sampling import MAX_NUMERATOR
+
+        t, s = self._needed
+        return t > MAX_NUMERATOR
+
+    @property
+    def _steps(self) -> tuple[int, int]:
+        """(t, s): Z's scale σ = t/s in lattice steps (:meth:`_needed`, or the sampler's
+        widest when :attr:`data_free`)."""
+        from .sampling import MAX_NUMERATOR
+
+        return (MAX_NUMERATOR, 1) if self.data_free else self._needed
 
     @property
     def sigma(self) -> float:
@@ -122,9 +135,11 @@ class LaplaceMechanism:
         return 2.0 * q / (1.0 - q) ** 2 * self.lattice**2
 
     def snap(self, answer) -> np.ndarray:
-        """The answer rounded to the lattice (half up): γ·⌊q/γ + ½⌋."""
+        """The answer rounded to the lattice (half up): γ·⌊q/γ + ½⌋; zeros of its shape
+        when :attr:`data_free`."""
         g = self.lattice
-        return np.floor(np.asarray(answer, dtype=np.float64) / g + 0.5) * g
+        q = np.asarray(answer, dtype=np.float64)
+        return np.zeros_like(q) if self.data_free else np.floor(q / g + 0.5) * g
 
     def noise(self, rng: np.random.Generator, shape: int | tuple[int, ...]) -> np.ndarray:
         """γ·Z of the given shape, Z exact discrete Laplace from ``rng``; add it to

@@ -82,9 +82,21 @@ def composed_epsilon(pure: list[float] | tuple[float, ...], rho: float, delta: f
 
 def largest_rho(pure: tuple, epsilon: float, delta: float) -> float:
     """The largest zCDP ρ (bisection, rounded down) that composes with the pure releases
-    ``pure`` to at most ε at δ; ValueError when the pure releases alone exceed it."""
+    ``pure`` to at most ε at δ, by Rényi composition or by basic composition (the pure ε's
+    plus the zCDP group's ε at δ), whichever allows more: the ledger books the smaller of
+    the two totals, so either keeps it within ε. Rényi's conversion cannot go below about
+    log(1/δ)/10⁴ at the orders searched, so very small ε take the basic route. ValueError
+    when the pure releases alone exceed ε."""
+    from .budget import remaining
+    from .gaussian import zcdp_budget
+
+    try:
+        rest = remaining(epsilon, list(pure))
+    except ValueError:
+        raise ValueError(f"the pure releases {pure} leave nothing of epsilon={epsilon:g}") from None
+    basic = zcdp_budget(rest, delta)
     if composed_epsilon(pure, 0.0, delta) >= epsilon:
-        raise ValueError(f"the pure releases {pure} leave nothing of epsilon={epsilon:g}")
+        return basic
     lo, hi = 0.0, max(epsilon, 1.0)
     while composed_epsilon(pure, hi, delta) <= epsilon:
         lo, hi = hi, hi * 2.0
@@ -94,4 +106,4 @@ def largest_rho(pure: tuple, epsilon: float, delta: float) -> float:
             lo = mid
         else:
             hi = mid
-    return lo
+    return max(lo, basic)

@@ -10,11 +10,15 @@ exception, never "no data".
 
 from __future__ import annotations
 
+import csv
 import math
 from pathlib import Path
+from urllib.parse import quote
 
 import numpy as np
+import pandas as pd
 
+from ..plotting.table import markdown_text
 from ..results import atomic_write_text, read_json, read_table
 from . import paper_a, paper_b
 from .claim import Claim
@@ -123,18 +127,18 @@ def runs_section(results_dir: Path, unverified: dict[str, str] | None = None) ->
     lines = ["## Your runs", ""]
     folders = run_folders(results_dir)
     if not folders:
-        return [*lines, f"No results under {results_dir} yet.", ""]
+        return [*lines, f"No results under {markdown_text(results_dir.name)} yet.", ""]
     for folder in folders:
         drawn = [p for p in DRAWINGS if usable(folder, p)]
-        link = f" — [{drawn[0]}]({folder.name}/{drawn[0]})" if drawn else ""
+        link = f" — [{drawn[0]}]({quote(folder.name)}/{drawn[0]})" if drawn else ""
         when = f", finished {_finished(folder)}" if _finished(folder) else ""
         rows = len(read_table(folder / "summary.csv"))
         bad = (
-            f" — **does not verify**: {unverified[folder.name]}"
+            f" — **does not verify**: {markdown_text(unverified[folder.name])}"
             if folder.name in unverified
             else ""
         )
-        lines.append(f"- **{folder.name}**: {rows} summary rows{when}{link}{bad}")
+        lines.append(f"- **{markdown_text(folder.name)}**: {rows} summary rows{when}{link}{bad}")
     return [*lines, ""]
 
 
@@ -174,14 +178,19 @@ def write_report(
         "",
     ]
     for folder in run_folders(results_dir):  # every run that drew something, latest first
-        name = folder.name
+        name, url = markdown_text(folder.name), quote(folder.name)
         if usable(folder, "figure.png"):
-            lines += [f"### {name}", "", f"![{name}]({name}/figure.png)", ""]
+            lines += [f"### {name}", "", f"![{name}]({url}/figure.png)", ""]
         if usable(folder, "table.md"):
-            lines += [f"### {name}", "", (folder / "table.md").read_text(), ""]
+            lines += [f"### {name}", "", *_table_lines(folder), ""]
         if folder.name not in unverified:
             for label, what, table in headline_tables(read_table(folder / "summary.csv")):
-                lines += [f"**{label}**: {what}", "", *markdown(table), ""]
+                lines += [
+                    f"**{markdown_text(label)}**: {markdown_text(what)}",
+                    "",
+                    *markdown(table),
+                    "",
+                ]
     if not papers:  # the user's own runs: no paper text
         lines += privacy_section(results_dir)
         return _write(results_dir, path, lines, verdicts, unverified)
@@ -208,6 +217,16 @@ def write_report(
     lines += [*baseline_section(results_dir), *gkm_scale_section(verdicts)]
     lines += privacy_section(results_dir)
     return _write(results_dir, path, lines, verdicts, unverified)
+
+
+def _table_lines(folder: Path) -> list[str]:
+    """A run's table as Markdown, rebuilt from its ``table.csv`` with every cell escaped
+    (:func:`~..plotting.table.markdown_text`), never its ``table.md`` quoted: a folder may
+    come from someone else."""
+    try:
+        return markdown(pd.read_csv(folder / "table.csv", dtype=str, keep_default_na=False))
+    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError, csv.Error):
+        return ["(table.csv is missing or not a table: the table is left out)"]
 
 
 def verdict_line(verdicts: list[tuple[Claim, Verdict]]) -> str:

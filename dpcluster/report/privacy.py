@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DpclusterError
+from ..plotting.table import markdown_text
 from ..results import read_table
 
 THEOREM4 = (
@@ -63,7 +64,8 @@ def privacy_section(results_dir: Path) -> list[str]:
     missing = sorted(set(AUDIT_COLUMNS) - set(a.columns)) if a is not None else []
     if a is not None and missing:
         lines.append(
-            f"Audit: {audit} is not an audit table (no column {', '.join(missing)}): left out."
+            f"Audit: {markdown_text(audit.relative_to(results_dir))} is not an audit table "
+            f"(no column {markdown_text(', '.join(missing))}): left out."
         )
     elif a is not None:
         a = a[pd.to_numeric(a["epsilon"], errors="coerce").isin([0.5, 1.0, 2.0])]
@@ -77,8 +79,8 @@ def privacy_section(results_dir: Path) -> list[str]:
             disc = getattr(r, "epsilon_lb_discrete", np.nan)
             lb = np.nanmax([r.epsilon_lb_blackbox, r.epsilon_lb_whitebox, disc])
             lines.append(
-                f"| {r.algorithm} | {r.epsilon:g} | {r.epsilon_claimed:.4g} | "
-                f"{r.epsilon_provable:.4g} | {lb:.3g} | {r.verdict} |"
+                f"| {markdown_text(r.algorithm)} | {r.epsilon:g} | {r.epsilon_claimed:.4g} | "
+                f"{r.epsilon_provable:.4g} | {lb:.3g} | {markdown_text(r.verdict)} |"
             )
     else:
         lines.append("Audit: not run (`dpcluster audit` writes results/audit/audit.csv).")
@@ -100,8 +102,9 @@ def privacy_section(results_dir: Path) -> list[str]:
                 holds = holds and (g["delta_claimed_max"] == g["delta_provable_max"]).all()
             bounds = ",".join(sorted(set(g.get("bounds", pd.Series(["data"])).astype(str))))
             rows.append(
-                f"| {summary.parent.name} | {alg} | {claimed} | {provable} | {deltas[0]} | "
-                f"{deltas[1]} | {'yes' if holds else 'no'} | {bounds} |"
+                f"| {markdown_text(summary.parent.name)} | {markdown_text(alg)} | {claimed} | "
+                f"{provable} | {deltas[0]} | {deltas[1]} | {'yes' if holds else 'no'} | "
+                f"{markdown_text(bounds)} |"
             )
     if rows:
         lines += [
