@@ -118,7 +118,6 @@ def test_two_specs_with_same_named_plugins_each_run_their_own(tmp_path, jobs):
         assert set(runs["nicv"]) == {value}, folder
 
 
-
 def test_a_plugins_module_level_settings_do_not_outlive_its_import(tmp_path):
     """The parent imports a plugin to validate its spec, then runs built-in cells: what the
     plugin's module-level code sets process-wide (numpy's error handling and seed, the
