@@ -106,8 +106,9 @@ def _mechanisms(cap, d, r, epsilon_iter, rho_iter, delta):
             GaussianMechanism(rho_sums, cap, d, delta),
         )
     budget = improved_split(epsilon_iter, d)
+    count, sums = within(epsilon_iter, [budget.count, budget.sum])  # exact sum ≤ ε_iter
     l1 = min(math.sqrt(d) * cap, 2.0 * checks.extent(d, r))
-    return LaplaceMechanism(budget.count, 1.0), LaplaceMechanism(budget.sum, l1, d)
+    return LaplaceMechanism(count, 1.0), LaplaceMechanism(sums, l1, d)
 
 
 def capped_dplloyd(

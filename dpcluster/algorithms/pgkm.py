@@ -25,6 +25,7 @@ import numpy as np
 
 from ..kernels import nicv, sse_expanded
 from ..privacy import ExponentialMechanism, Ledger, release
+from ..privacy.budget import within
 from . import checks
 from .dplloyd import DPResult
 
@@ -87,7 +88,9 @@ def genetic_kmeans(
     ledger = Ledger()
     mech = None
     if epsilon is not None:
-        mech = ExponentialMechanism(epsilon / (selected * iterations), fitness_sensitivity(d, r))
+        rounds = selected * iterations  # exact sum of the rounds' ε at most ε
+        per = within(epsilon, [epsilon / rounds], rounds)[0]
+        mech = ExponentialMechanism(per, fitness_sensitivity(d, r))
     cands = rng.uniform(-r, r, size=(pool, L))
     nicv_trace = []
     best = cands[0]

@@ -97,8 +97,11 @@ def zcdp_budget(epsilon: float, delta: float) -> float:
             hi = mid
         if hi - lo <= 1e-13 * hi:
             break
-    # the ledger converts with zcdp_epsilon's bisection: stay below ε by its measure too
-    while lo > 0 and zcdp_epsilon(lo, delta) > epsilon:
+    # the ledger converts with zcdp_epsilon's bisection, which resolves ε to 1e-13 relative
+    # from a bracket that depends on ρ, so a smaller ρ can convert to an ε up to that much
+    # higher: stay a margin of 1e-12 below ε by its measure, and any ρ' ≤ ρ (a ledger's
+    # exact sum of the parts of ρ) converts to at most ε
+    while lo > 0 and zcdp_epsilon(lo, delta) > epsilon * (1 - 1e-12):
         lo *= 1 - 1e-9
     return lo
 
