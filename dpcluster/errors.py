@@ -47,6 +47,8 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return 'Did you mean 'x'?' for the closest choice (compared case-blind, so
     'DPLloyd' finds 'dplloyd'), or list the valid ones."""
     choices = sorted(choices)
+    if not choices:
+        return "None is valid here."
     folded = {c.lower(): c for c in reversed(choices)}
     close = difflib.get_close_matches(str(word).lower(), list(folded), n=1, cutoff=0.6)
     if close:

@@ -21,18 +21,17 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import data
-from .experiments import ALGORITHMS
+from .estimator_checks import (  # noqa: F401 - central_methods is re-exported
+    _CentralMethod,
+    _check_bounds,
+    _method_params,
+    _rng,
+    central_methods,
+)
 from .experiments.pipeline import fit_central
 from .kernels import labels, nicv
 from .privacy import LOCAL, USER_EPSILON, ExactRelease, Ledger
 from .privacy.accountant import BudgetAccountant
-
-
-def central_methods() -> dict:
-    """The registry entries DPKMeans runs by name: those that declare a central ``fit``
-    (read from the registry at each use, so an entry added there needs no other edit)."""
-    return {name: info for name, info in ALGORITHMS.items() if info.fit is not None}
-
 
 #: the method names as of import (``central_methods()`` is the live list)
 METHODS = tuple(central_methods())
@@ -46,17 +45,6 @@ CLIPPED_WARN_SHARE = data.CLIPPED_WARN_SHARE
 class DegenerateFitWarning(UserWarning):
     """A fit whose output cannot reflect the data well: records clipped by bounds that
     miss them, or a grid whose centres depend on a count only."""
-
-
-class _CentralMethod(StrOptions):
-    """scikit-learn's string-options constraint over the live :func:`central_methods`."""
-
-    def __init__(self):
-        super().__init__(set(METHODS))
-
-    def is_satisfied_by(self, val):
-        self.options = set(central_methods())
-        return super().is_satisfied_by(val)
 
 
 SCALINGS = data.SCALINGS
@@ -75,58 +63,6 @@ GAUSSIAN_METHODS = (
 BALL_METHODS = (*GAUSSIAN_METHODS, "lsh_splits")
 #: the methods that spend (ε, δ) only: they need ``delta`` > 0
 DELTA_ONLY = ("lsh_splits_gaussian",)
-
-
-def _rng(random_state) -> np.random.Generator:
-    """A generator from ``random_state``: None gives fresh OS entropy (what a real private
-    release should use); an int or Generator makes the run reproducible."""
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    return np.random.default_rng(random_state)
-
-
-def _method_params(method: str, given) -> dict:
-    """``method_params`` checked against the method's registry declaration
-    (:attr:`~dpcluster.experiments.AlgorithmInfo.fit`): integers are integers, minimums and
-    choices hold, floats are finite; a ValueError names the parameter."""
-    from .experiments.protocol import ParamError
-
-    table = central_methods()[method].fit.params
-    out = {}
-    for key, value in dict(given or {}).items():
-        if key not in table:
-            if not table:
-                raise ValueError(
-                    f"method_params: method {method!r} takes none; name a method to tune it"
-                )
-            raise ValueError(
-                f"method_params[{key!r}] is not a parameter of method {method!r}; "
-                f"it takes {', '.join(table)}"
-            )
-        try:
-            out[key] = table[key].coerce(value)
-        except ParamError as exc:
-            raise ValueError(f"method_params[{key!r}] = {value!r}: {exc}") from None
-    return out
-
-
-def _check_bounds(bounds, d: int) -> None:
-    """Public bounds ``(lo, hi)``: finite, one value or one per feature, lo < hi."""
-    try:
-        lo, hi = (np.asarray(b, dtype=np.float64) for b in bounds)
-        lo, hi = np.broadcast_to(lo, (d,)), np.broadcast_to(hi, (d,))
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"bounds must be (lo, hi), scalars or one value per feature ({d}), got {bounds!r}"
-        ) from None
-    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
-        raise ValueError(f"bounds must be finite numbers, got {bounds!r}")
-    if np.any(lo >= hi):
-        raise ValueError(f"bounds need lo < hi for every feature, got {bounds!r}")
-    if data.span_overflows(lo, hi):
-        raise ValueError(f"bounds: hi - lo overflows a float, got {bounds!r}")
 
 
 class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
@@ -285,9 +221,18 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     def _set_ball(self, d: int) -> None:
         """The affine map x -> (x - center)/radius onto the unit ball, inside [-1, 1]^d."""
         centre = np.zeros(d) if self.center is None else np.asarray(self.center, float)
+        if centre.ndim > 1 or centre.size not in (1, d):
+            raise ValueError(
+                f"center must be one number or one per feature (d = {d}), got shape {centre.shape}"
+            )
         centre = np.broadcast_to(centre, (d,)).astype(np.float64)
         if not np.all(np.isfinite(centre)):
             raise ValueError(f"center must be finite, got {self.center!r}")
+        if not (math.isfinite(1.0 / float(self.radius)) and math.isfinite(float(self.radius))):
+            raise ValueError(
+                f"radius={self.radius!r}: 1/radius is not a finite double, so (x - center)"
+                "/radius cannot be computed; give a radius in data units above 1e-300"
+            )
         self._centre = centre
         self._half = np.full(d, float(self.radius))
         self._radius = np.ones(d)
@@ -331,8 +276,10 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         Z = self._scale(X)
         if self.radius is not None and self._outside:
             warnings.warn(
-                f"{self._outside} of {len(X)} records lie outside the ball of radius "
-                f"{self.radius:g} and were projected onto it",
+                DegenerateFitWarning(
+                    f"{self._outside} of {len(X)} records lie outside the ball of radius "
+                    f"{self.radius:g} and were projected onto it"
+                ),
                 stacklevel=2,
             )
         elif self._outside > CLIPPED_WARN_SHARE * len(X):

@@ -59,6 +59,16 @@ def external_claim(ledger, what: str, epsilon: float, delta: float = 0.0) -> Non
     :class:`~dpcluster.privacy.Ledger`."""
     from .privacy import ExactRelease
 
+    for name, value, low_ok in (("epsilon", epsilon, False), ("delta", delta, True)):
+        if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+            raise PluginError(f"external_claim: {name} must be a number, got {value!r}")
+        if not math.isfinite(value) or value < 0 or (value == 0 and not low_ok):
+            raise PluginError(
+                f"external_claim: {name} must be finite and "
+                f"{'at least 0' if low_ok else 'positive'}, got {value!r}"
+            )
+    if delta >= 1:
+        raise PluginError(f"external_claim: delta must be below 1, got {delta!r}")
     ledger.record(
         ExactRelease(
             what,
@@ -237,6 +247,11 @@ def enforce(label: str, info: AlgorithmInfo, ctx: CellContext, rows: list, ledge
             raise PluginError(f"{label} claims ε = {claimed:g} in a cell of ε = {ctx.epsilon:g}")
         if delta > ctx.delta * (1 + 1e-9):
             raise PluginError(f"{label} books δ = {delta:g} in a cell of δ = {ctx.delta:g}")
+        claimed_delta = used.get("delta_claimed", 0.0)
+        if claimed_delta > ctx.delta * (1 + 1e-9):
+            raise PluginError(
+                f"{label} claims δ = {claimed_delta:g} in a cell of δ = {ctx.delta:g}"
+            )
     else:
         used = spent(None)
     k, d = ctx.k, ctx.dataset.d

@@ -40,6 +40,7 @@ LAYERS = {
     "experiments": 3,
     "plugins": 4,
     "spec": 5,
+    "estimator_checks": 4,
     "estimator": 5,
     "audit": 5,
     "report": 5,

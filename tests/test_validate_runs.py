@@ -71,7 +71,12 @@ def test_every_spec_that_validates_runs(tmp_path, epsilon, delta):
             for i, m in enumerate(methods)
             if _validates(_spec(tmp_path, f"one-{domain}-{i}", [m], epsilon, delta, domain))
         ]
-        assert len(valid) >= len(methods) - 3, (epsilon, delta, domain, sorted(set(methods) - set(valid)))
+        assert len(valid) >= len(methods) - 3, (
+            epsilon,
+            delta,
+            domain,
+            sorted(set(methods) - set(valid)),
+        )
         path = _spec(tmp_path, f"all-{domain}", valid, epsilon, delta, domain)
         report = harness.run_spec(load(path), tmp_path / "out" / domain)
         failed = {f.what: f.error for f in report.failures}

@@ -42,8 +42,9 @@ import numpy as np
 
 from ..privacy import LaplaceMechanism, Ledger, release
 from ..privacy.gaussian import GaussianMechanism, zcdp_epsilon
+from ..privacy.mechanisms import snap_records
 from ..privacy.rdp import composed_epsilon
-from .checks import project_to_ball
+from .checks import project_to_ball, records
 from .dplloyd import DPResult
 from .lsh_splits import _hash_bits, _leaf_sums, count_children
 from .weighted import weighted_kmeans
@@ -148,7 +149,11 @@ def lsh_splits_gaussian(
         )
     if not (radius > 0 and math.isfinite(radius)):
         raise ValueError(f"radius must be positive and finite, got {radius}")
-    X = project_to_ball(np.asarray(X, dtype=np.float64), radius)
+    X = records(X)
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X has a non-finite value: every record must be a finite point")
+    # onto the ball, then onto the lattice (toward 0, so still in the ball): sums are exact
+    X = snap_records(project_to_ball(X, radius))
     N, d = X.shape
     levels = depth if root is not None else depth + 1
     alpha = calibrate(epsilon, delta, depth, before=before, levels=levels)

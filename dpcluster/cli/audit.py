@@ -77,7 +77,14 @@ def audit(
     from .. import audit as audit_mod
     from ..audit.choose import blame_lines, choose_targets, verdict_lines
 
+    if delta is not None and not 0 < delta < 1:  # click's range lets NaN through
+        raise click.BadParameter(f"{delta!r} is not in the range 0<x<1", param_hint="'--delta'")
     names = [n.strip() for n in algorithms.split(",") if n.strip()] if algorithms else None
+    if algorithms is not None and not names:
+        raise click.BadParameter(
+            f"{algorithms!r} names no target; give comma-separated names (`dpcluster list`)",
+            param_hint="'--algorithms'",
+        )
     eps = _float_list(epsilons) if epsilons else None
     sp = _load_spec(spec_path) if spec_path is not None else None
     if sp is not None:

@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import dataclasses
+import math
+
+import numpy as np
 
 from ..algorithms import methods
 from ..algorithms.dplloyd import RHO, dplloyd, dplloyd_improved
@@ -58,6 +61,25 @@ _MIN_COUNT = Param(
     float,
     "a cluster whose noisy count is <= this keeps its centroid "
     "(docs/methods.md A1 ASSUMPTION; option 1)",
+)
+
+
+def _noise_or_count(value) -> str | None:
+    if value == "noise":
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+        return "must be 'noise' or a number"
+    return None if math.isfinite(value) else "must be 'noise' or a finite number"
+
+
+#: the estimator's hold rule for DPLloyd and improved DPLloyd: ``noise`` (its default) or a
+#: count, as the fits take it
+_FIT_MIN_COUNT = Param(
+    "noise",
+    object,
+    "a cluster whose noisy count is below this keeps its centroid: 'noise' (the count's own "
+    "noise floor, the estimator's default) or a number (0 is the paper's)",
+    check=_noise_or_count,
 )
 
 
@@ -219,7 +241,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         ),
         methods.fit_dplloyd,
         dplloyd,
-        extra=_LLOYD_START,
+        extra={**_LLOYD_START, "min_count": _FIT_MIN_COUNT},
     ),
     "dplloyd_improved": _with_fit(
         AlgorithmInfo(
@@ -245,6 +267,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         methods.fit_dplloyd_improved,
         dplloyd_improved,
         extra={
+            "min_count": _FIT_MIN_COUNT,
             "init": Param(
                 "searched",
                 str,

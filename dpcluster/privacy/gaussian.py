@@ -68,7 +68,7 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
         return 0.0
     if not 0 < delta < 1:
         raise ValueError(f"delta must lie in (0, 1) to convert zCDP, got {delta}")
-    lo, hi = rho, rho + 2 * math.sqrt(rho * math.log(1 / delta)) + 1.0
+    lo, hi = rho, rho + 2 * math.sqrt(rho * -math.log(delta)) + 1.0  # -log: δ may be subnormal
     while zcdp_delta(rho, hi) > delta:
         hi *= 2
     for _ in range(200):

@@ -54,7 +54,7 @@ def rdp_epsilon(tau: np.ndarray, delta: float, orders: np.ndarray = ORDERS) -> f
     if not 0 < delta < 1:
         raise ValueError(f"delta must lie in (0, 1) to convert RDP, got {delta}")
     a = np.asarray(orders, dtype=np.float64)
-    eps = tau + (math.log(1.0 / delta) + (a - 1.0) * np.log1p(-1.0 / a) - np.log(a)) / (a - 1.0)
+    eps = tau + (-math.log(delta) + (a - 1.0) * np.log1p(-1.0 / a) - np.log(a)) / (a - 1.0)
     # rounded up by a relative 1e-9: what the ledger books stays above the float error
     return max(0.0, float(np.min(eps)) * (1.0 + 1e-9))
 
