@@ -95,8 +95,18 @@ def _python_cost(X, row, **estimator) -> float:
                 ),
             },
         ),
+        (  # a box that clips most records: cost and the baseline on the data as given
+            {"bounds": "public"},
+            {"domain": [[-1.0] * 5, [1.0] * 5]},
+            {"bounds": ([-1.0] * 5, [1.0] * 5)},
+        ),
+        (  # a ball that projects most records
+            {"bounds": "public"},
+            {"domain": {"radius": 50.0}},
+            {"radius": 50.0},
+        ),
     ],
-    ids=["common-scaling-data-bounds", "per-feature-public-bounds"],
+    ids=["common-scaling-data-bounds", "per-feature-public-bounds", "clipping-box", "ball"],
 )
 def test_a_spec_reproduces_the_python_comparison_run_by_run(
     tmp_path, extra, dataset_params, estimator

@@ -124,7 +124,8 @@ def load_dataset(
     with the data's own bounds (the sets declare no public domain), the reference labels
     as ``classes`` (0 = noise), k the reference k unless given."""
     s = _read(data, labels, data_sha256, labels_sha256, set)
-    X, lo, hi, clipped = scale(np.array(s.X), bounds, None, data)
+    raw = np.array(s.X)
+    X, lo, hi, clipped = scale(raw, bounds, None, data)
     return Dataset(
         name="benchmark",
         X=X,
@@ -137,6 +138,7 @@ def load_dataset(
         classes=np.array(s.labels),
         bounds=bounds,
         clipped=clipped,
+        given=raw if clipped else None,
     )
 
 

@@ -179,7 +179,8 @@ USER_DOMAIN = {"tiger": ((-180.0, -90.0), (180.0, 90.0))}
 def _bundled(name: str, bounds: str) -> Dataset:
     src = FILES[name]
     table = src.load()
-    X, lo, hi, clipped = scale(src.features(table), bounds, src.domain, name)
+    raw = src.features(table)
+    X, lo, hi, clipped = scale(raw, bounds, src.domain, name)
     classes = table[:, src.class_column].astype(np.int64) if src.class_column is not None else None
     enc = (
         (np.full(X.shape[1], src.encoding[0]), np.full(X.shape[1], src.encoding[1]))
@@ -200,15 +201,15 @@ def _bundled(name: str, bounds: str) -> Dataset:
         domain_hi=enc[1],
         bounds=bounds,
         clipped=clipped,
+        given=np.asarray(raw, dtype=np.float64) if clipped else None,
     )
 
 
 @functools.lru_cache(maxsize=8)
 def _user_file(name: str, path: str, sha256: str, bounds: str) -> Dataset:
     k, label, _ = USER_FILES[name]
-    X, lo, hi, clipped = scale(
-        load_user_file(name, path, sha256), bounds, USER_DOMAIN.get(name), name
-    )
+    raw = load_user_file(name, path, sha256)
+    X, lo, hi, clipped = scale(raw, bounds, USER_DOMAIN.get(name), name)
     return Dataset(
         name=name,
         X=X,
@@ -220,6 +221,7 @@ def _user_file(name: str, path: str, sha256: str, bounds: str) -> Dataset:
         source=str(path),
         bounds=bounds,
         clipped=clipped,
+        given=np.asarray(raw, dtype=np.float64) if clipped else None,
     )
 
 

@@ -112,6 +112,7 @@ def _sklearn_2d(
         classes=y.astype(np.int64),
         bounds=bounds,
         clipped=clipped,
+        given=raw if clipped else None,
     )
 
 

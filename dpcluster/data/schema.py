@@ -74,6 +74,10 @@ class Dataset:
     ball: float | None = None
     #: the working space X lives in (:data:`SCALINGS`, :func:`working_space`)
     scaling: str = "per_feature"
+    #: (N, d) the records in their original units as given, where the public domain clipped
+    #: or projected some of them (``clipped`` > 0), else None (:attr:`raw` is then the
+    #: same): the metrics read it (a spec's ``cost``, the k-means baseline), never a fit
+    given: np.ndarray | None = None
 
     @property
     def raw(self) -> np.ndarray:
@@ -82,6 +86,19 @@ class Dataset:
         if self.scaling == "common":
             return (self.lo + self.hi) / 2.0 + self.X * self.unit
         return self.lo + (self.X + 1.0) * (self.hi - self.lo) / 2.0
+
+    @property
+    def as_given(self) -> np.ndarray:
+        """(N, d) the records in their original units as given: :attr:`given`, or
+        :attr:`raw` where nothing was clipped."""
+        return self.raw if self.given is None else self.given
+
+    def to_data_units(self, P: np.ndarray) -> np.ndarray:
+        """Points P (m, d) of X's space in the data's original units (as :attr:`raw`)."""
+        P = np.asarray(P, dtype=np.float64)
+        if self.scaling == "common":
+            return (self.lo + self.hi) / 2.0 + P * self.unit
+        return self.lo + (P + 1.0) * (self.hi - self.lo) / 2.0
 
     @property
     def box_radius(self) -> np.ndarray:
@@ -121,7 +138,7 @@ class Dataset:
             v.flags.writeable = False
             return v
 
-        return replace(self, **{f: view(getattr(self, f)) for f in ARRAY_FIELDS})
+        return replace(self, **{f: view(getattr(self, f)) for f in (*ARRAY_FIELDS, "given")})
 
     @property
     def d(self) -> int:
@@ -279,6 +296,10 @@ def content_digest(ds: Dataset) -> str:
         a = np.ascontiguousarray(value)
         a = a.astype(np.int64 if a.dtype.kind in "iub" else np.float64, copy=False)
         h.update(f";{field}={a.dtype.str}{a.shape}".encode())
+        h.update(a.tobytes())
+    if ds.given is not None:  # the records as given enter the metrics: so the identity too
+        a = np.ascontiguousarray(ds.given, dtype=np.float64)  # (unclipped data: no change)
+        h.update(f";given={a.dtype.str}{a.shape}".encode())
         h.update(a.tobytes())
     return h.hexdigest()
 

@@ -308,6 +308,7 @@ def load_csv(
         bounds=bounds,
         clipped=clipped,
         ball=ball,
+        given=raw if clipped else None,
     )
 
 

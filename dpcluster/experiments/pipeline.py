@@ -84,9 +84,17 @@ def cost(Z: np.ndarray, centres: np.ndarray, unit: np.ndarray) -> float:
 
 
 def scores(ctx: CellContext, centres: np.ndarray) -> dict:
-    """The estimator pipeline's metrics of ``centres`` on the cell's records."""
+    """The estimator pipeline's metrics of ``centres`` on the cell's records: ``cost`` on
+    the records as given, in the data's units (what ``DPKMeans.inertia_ / N`` is, clipped
+    or projected records included at their own place), the others in the working space."""
     ds = ctx.dataset
-    out = {"cost": cost(ds.X, centres, ds.unit), "nicv": float(nicv(ds.X, centres))}
+    if ds.given is None:
+        spent_cost = cost(ds.X, centres, ds.unit)
+    else:
+        spent_cost = float(
+            nicv(np.ascontiguousarray(ds.given), np.ascontiguousarray(ds.to_data_units(centres)))
+        )
+    out = {"cost": spent_cost, "nicv": float(nicv(ds.X, centres))}
     if ds.classes is not None:
         scored = cluster_metrics(ds.classes, labels(ds.X, centres), ds.X, silhouette=False)
         out.update({m: scored[m] for m in CLASS_METRICS})
@@ -141,8 +149,12 @@ def baseline_runs(ctx: CellContext) -> tuple[list[Row], dict]:
     for rep in range(ctx.repeat):
         rng, key = run_generator(ctx, rep)
         seed = ctx.seeds[rep] if ctx.seeds else int(rng.integers(0, 2**31 - 1))
-        km = KMeans(ctx.k, n_init=BASELINE_N_INIT, random_state=seed).fit(ds.X * unit)
-        centres = km.cluster_centers_ / unit
+        if ds.given is None:
+            km = KMeans(ctx.k, n_init=BASELINE_N_INIT, random_state=seed).fit(ds.X * unit)
+            centres = km.cluster_centers_ / unit
+        else:  # k-means of the records as given, mapped into the working space
+            km = KMeans(ctx.k, n_init=BASELINE_N_INIT, random_state=seed).fit(ds.given)
+            centres = (km.cluster_centers_ - ds.to_data_units(np.zeros((1, ds.d)))) / unit
         rows.append({"init": 0, "rep": rep, **scores(ctx, centres), **NOT_PRIVATE, "stream": key})
     return rows, not_private()
 
