@@ -361,3 +361,20 @@ def test_a_summary_that_is_a_folder_is_exit_5(tmp_path):
     proc = run_cli("report", cwd=tmp_path)
     assert proc.returncode == 5, proc.stderr
     assert "summary.csv: not a readable table" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_users_estimator_run_named_like_a_figure_is_not_judged_by_the_papers(tmp_path):
+    """The papers' claims read the papers' runs: a folder named ``fig1`` that holds an
+    estimator-pipeline run (its meta.json says so, or its summary has cost ratios) decides
+    no claim."""
+    results = tmp_path / "results"
+    folder = results / "fig1"
+    folder.mkdir(parents=True)
+    rows = [{"dataset": "csv", "algorithm": "lloyd", "epsilon": 1.0, "mean": 0.1}]
+    frame = _summary(rows).assign(metric="cost", cost_mean=0.1, cost_ratio=1.0)
+    frame.to_csv(folder / "summary.csv", index=False)
+    (folder / "meta.json").write_text(json.dumps({"spec": {"pipeline": "estimator"}}))
+    verdicts = report.evaluate(results)
+    assert all(v[0] is None for _, v in verdicts)
+    report.write_report(results)
+    assert "claims of the papers hold" not in (results / "REPORT.md").read_text()

@@ -51,6 +51,24 @@ def _folders_for(results_dir: Path, claim: Claim) -> list[Path]:
     return [own, *others]
 
 
+def is_paper_run(folder: Path) -> bool:
+    """Whether ``folder`` holds a run of the papers' pipeline, so that the papers' claims
+    may be judged on its tables: not a run whose spec says ``pipeline: estimator`` (its
+    meta.json), nor one whose summary is the estimator pipeline's (a ``cost_ratio``
+    column), whatever the folder is named."""
+    meta = read_json(folder / "meta.json")
+    spec = meta.get("spec") if isinstance(meta, dict) else None
+    if isinstance(spec, dict) and spec.get("pipeline") == "estimator":
+        return False
+    summary = folder / "summary.csv"
+    try:
+        with open(summary, encoding="utf-8") as f:
+            header = f.readline()
+    except (OSError, UnicodeDecodeError):
+        return True
+    return "cost_ratio" not in header.strip().split(",")
+
+
 def evaluate(
     results_dir: Path, unverified: dict[str, str] | None = None
 ) -> list[tuple[Claim, Verdict]]:
@@ -64,7 +82,7 @@ def evaluate(
         found: Verdict | None = None
         for folder in _folders_for(results_dir, claim):
             path = folder / claim.table
-            if not path.is_file():
+            if not path.is_file() or not is_paper_run(folder):
                 continue
             if folder.name in unverified:
                 verdict = (ERROR, f"{folder.name} does not verify: {unverified[folder.name]}")
