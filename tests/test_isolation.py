@@ -140,3 +140,33 @@ def test_a_plugins_module_level_settings_do_not_outlive_its_import(tmp_path):
     assert info.name.endswith("constant")
     after = (np.geterr(), np.random.get_state()[1][:4].tolist(), list(warnings.filters))
     assert after == before and os.getcwd() == cwd
+
+
+DAMAGING = textwrap.dedent(
+    """
+    import glob
+
+    from dpcluster.plugins import algorithm
+
+
+    @algorithm(private=False, repeat=1)
+    def damages(ctx):
+        for path in glob.glob("results/iso/cells/*.csv"):
+            with open(path, "a") as f:
+                f.write("0,0,0\\n")
+        return [{"init": 0, "rep": 0, "nicv": 1.0}], None
+    """
+)
+
+
+def test_a_run_whose_finished_cells_were_damaged_meanwhile_fails(tmp_path):
+    """A plugin that writes over a cell an earlier run finished: the run's tables cannot
+    hold that cell, and the run says so and exits 1 instead of writing a table without it."""
+    (tmp_path / "damaging.py").write_text(DAMAGING)
+    _spec(tmp_path, [{"name": "lloyd"}])
+    assert run_cli("run", "s.yaml", "-q", cwd=tmp_path).returncode == 0
+    _spec(tmp_path, [{"name": "lloyd"}, {"name": "damaging:damages"}])
+    done = run_cli("run", "s.yaml", "-q", "--jobs", "1", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "does not verify at the end of the run" in done.stderr
+    assert "Traceback" not in done.stderr

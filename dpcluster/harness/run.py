@@ -196,6 +196,19 @@ def _finish(plan: _Plan, jobs: int) -> RunReport:
     spec, out, cells = plan.spec, plan.out, plan.cells
     runs, summary = _tables(spec, out, cells)
     failed_cells = len(plan.failures)
+    # a cell finished earlier whose files no longer verify (something wrote over them during
+    # the run) is left out of the tables: a failure of this run, never a silent gap
+    failed = {f.what for f in plan.failures}
+    for cell in cells:
+        if cell.describe() not in failed and not results.cell_done(out, cell.id):
+            problem = results.verify_cell(out, cell.id)
+            plan.failures.append(
+                Failure(
+                    cell.describe(),
+                    f"its result does not verify at the end of the run ({problem}); "
+                    "run again to recompute it",
+                )
+            )
     results.atomic_write_text(out / "runs.csv", results.to_csv(runs))
     results.atomic_write_text(out / "summary.csv", results.to_csv(summary))
     if len(runs):
