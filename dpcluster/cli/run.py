@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from pathlib import Path
 
 import click
 
@@ -93,19 +94,28 @@ def run(
         specs = [spec.load(path, sets) for path in spec_paths]  # every error before any work
         if dry_run:
             from ..harness.estimate import estimate
+            from ..results import cell_done
 
-            every = []
+            every, todo = [], []
             for sp in specs:
                 cells = harness.expand(sp)
                 every += cells
+                folder = Path(out) if out is not None else sp.default_out
+                done = set() if force else {c.id for c in cells if cell_done(folder, c.id)}
+                todo += [c for c in cells if c.id not in done]
                 costs = {c.id: harness.cell_cost(c) for c in cells}  # one per computation
                 for c in cells:
-                    click.echo(f"{c.id}  {c.n_runs:6d} runs  ~{costs[c.id]:9.1f}s  {c.describe()}")
+                    state = "done" if c.id in done else f"~{costs[c.id]:8.1f}s"
+                    click.echo(f"{c.id}  {c.n_runs:6d} runs  {state:>10}  {c.describe(brief=True)}")
                 click.echo(
                     f"{sp.path}: {len(cells)} cells ({len(costs)} distinct "
-                    f"computations), {sum(c.n_runs for c in cells):,} runs"
+                    f"computations), {sum(c.n_runs for c in cells):,} runs; {len(done)} of "
+                    f"{len(cells)} cells already done in {folder}"
                 )
-            guess = estimate(every, jobs)
+            if not todo:
+                click.echo("nothing to compute: every cell is done (--force recomputes them)")
+                return
+            guess = estimate(todo, jobs)
             basis = (
                 f"the cost model scaled by {guess.factor:.2g}, from {guess.measured_cells} "
                 "cells this machine measured (results/*/timing.csv)"
@@ -113,7 +123,8 @@ def run(
                 else "the cost model as fitted (no cell measured on this machine yet)"
             )
             click.echo(
-                f"estimate if nothing is reused: about {_duration(guess.wall_s)} wall with "
+                f"estimate for the {len(todo)} cells not done: about {_duration(guess.wall_s)} "
+                "wall with "
                 f"--jobs {jobs} ({guess.core_s / 60:.1f} core-minutes of cells"
                 + (
                     f", plus about {_duration(guess.compile_s)} compiling kernels"

@@ -153,10 +153,13 @@ class Cell:
     def n_runs(self) -> int:
         return self.info.count_runs(self.shape)
 
-    def describe(self) -> str:
+    def describe(self, brief: bool = False) -> str:
+        """The cell in one line: dataset, algorithm, ε (and δ); ``brief``: long dataset
+        values elided (:attr:`~dpcluster.spec.DatasetSpec.brief_key`)."""
         eps = "-" if math.isinf(self.epsilon) else f"{self.epsilon:g}"
         delta = f" delta={self.delta:g}" if self.delta else ""
-        return f"{self.dataset.key} {self.algorithm.variant} eps={eps}{delta}"
+        data = self.dataset.brief_key if brief else self.dataset.key
+        return f"{data} {self.algorithm.variant} eps={eps}{delta}"
 
 
 def expand(spec: Spec) -> list[Cell]:

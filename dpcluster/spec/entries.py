@@ -37,11 +37,12 @@ def _algorithms(
         try:
             info = resolve(str(name), source, pipeline)
         except KeyError as exc:
-            hint = (
-                did_you_mean(str(name), known_names())
-                if ":" not in str(name)
-                else "a plugin is 'module:attribute', importable from the spec's folder"
-            )
+            if ":" in str(name):
+                hint = "a plugin is 'module:attribute', importable from the spec's folder"
+            elif exc.args[0] == str(name):
+                hint = did_you_mean(str(name), known_names())
+            else:  # a known entry this pipeline cannot run: the message says which can
+                hint = ""
             raise SpecError(
                 file,
                 f"{where}.name",
@@ -118,6 +119,14 @@ def _metrics(file: str, raw: Any, algorithms, datasets) -> list[str]:
         raise SpecError(file, "metrics", raw, "must be a non-empty list of metric names")
     known = known_metrics(entry_of(a) for a in algorithms)
     for n, m in enumerate(raw):
+        if m == "cost" and "cost" not in known:
+            raise SpecError(
+                file,
+                f"metrics[{n}]",
+                m,
+                "belongs to pipeline: estimator (the k-means cost in data units of DPKMeans's "
+                "fits); the papers' pipeline reports nicv",
+            )
         if not isinstance(m, str) or m not in known:
             raise SpecError(
                 file, f"metrics[{n}]", m, "unknown metric", did_you_mean(str(m), sorted(known))

@@ -77,6 +77,20 @@ class DatasetSpec:
         return f"{self.name}({','.join(f'{k}={v}' for k, v in params.items())})"
 
     @property
+    def brief_key(self) -> str:
+        """:attr:`key` with every value longer than 24 characters (a csv's per-feature
+        domain) shown as ``…``: one short line per cell in ``run --dry-run``."""
+        shown = dict(self.params)
+        for param, rel, _ in self.files:
+            shown[param] = rel
+        shown = {
+            k: (v if len(str(v)) <= 24 or k in dict((f[0], 0) for f in self.files) else "…")
+            for k, v in shown.items()
+            if not k.endswith("sha256")
+        }
+        return self._key(shown)
+
+    @property
     def key(self) -> str:
         """Display key, e.g. ``s1``, ``synthetic(N=2000,d=3,k=4)`` or
         ``csv(…,path=data/points.csv)`` (the path relative to the spec's folder)."""

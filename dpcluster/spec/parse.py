@@ -61,6 +61,15 @@ def parse(raw: Any, file: str = "<spec>") -> Spec:
     algorithms = _algorithms(file, raw["algorithms"], pipeline, seeds)
     epsilon = _epsilons(file, raw.get("epsilon"), any(entry_of(a).private for a in algorithms))
     delta = _delta(file, raw.get("delta", 0.0))
+    if "init" in raw and pipeline == "estimator":
+        raise SpecError(
+            file,
+            "init",
+            raw["init"],
+            "belongs to the papers' pipeline (their shared initial sets); the estimator "
+            "pipeline's fits start as DPKMeans's do (a method's own `init` parameter, if it "
+            "has one, goes in its params)",
+        )
     init_raw = _mapping(file, "init", raw.get("init", {}) or {})
     _check_keys(file, "init", init_raw, {"sets", "method"})
     init = InitSpec(
