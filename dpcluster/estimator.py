@@ -37,6 +37,9 @@ from .privacy.accountant import BudgetAccountant
 METHODS = tuple(central_methods())
 
 
+#: a ball whose diameter is more than 1/this of the records' span along some feature is
+#: warned about (:meth:`DPKMeans._warn_if_ball_dwarfs_the_data`)
+BALL_EXTENT_SHARE = 0.1
 #: above this share of records outside the public bounds, a fit warns that they were
 #: clipped (the count is the data holder's, like ``labels_``; it is not released)
 CLIPPED_WARN_SHARE = data.CLIPPED_WARN_SHARE
@@ -209,9 +212,43 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         extra = {}
         if gaussian and self.delta > 0:
             extra["delta"] = float(self.delta)
+        elif self.delta > 0:  # said, not silently dropped
+            warnings.warn(
+                f"method {self.method!r} spends pure ε: delta={self.delta:g} is not used "
+                "(its ledger books δ = 0)",
+                UserWarning,
+                stacklevel=3,
+            )
         if self.method in BALL_METHODS and self.radius is not None:
             extra["ball"] = 1.0  # the unit ball of the working space
+        elif self.radius is not None:
+            warnings.warn(
+                f"method {self.method!r} does not use a ball domain: it runs in the ball's "
+                f"bounding box (center ± {self.radius:g} per feature), whose sensitivities "
+                "are larger",
+                UserWarning,
+                stacklevel=3,
+            )
         return extra
+
+    def _warn_if_ball_dwarfs_the_data(self, X: np.ndarray) -> None:
+        """A ball takes one radius for every feature: on anisotropic data its sums' noise
+        follows the widest feature. Where the records span less than
+        :data:`BALL_EXTENT_SHARE` of the ball's diameter along some feature, say so (the
+        data holder's check, like the clipped count; it releases nothing)."""
+        span = np.ptp(X, axis=0)
+        narrow = np.flatnonzero(span < BALL_EXTENT_SHARE * 2.0 * float(self.radius))
+        if len(narrow):
+            shown = ", ".join(str(int(j)) for j in narrow[:5]) + (", …" if len(narrow) > 5 else "")
+            warnings.warn(
+                DegenerateFitWarning(
+                    f"the records span less than {BALL_EXTENT_SHARE:.0%} of the ball's "
+                    f"diameter along feature(s) {shown}: a ball's noise follows its one "
+                    "radius, so public per-feature bounds=(lo, hi) may cost far less here "
+                    "(docs/api.md, 'Box or ball')"
+                ),
+                stacklevel=3,
+            )
 
     def _declared(self) -> tuple[float, float]:
         """The (ε, δ) this fit declares: what an accountant reserves before it runs."""
@@ -274,6 +311,8 @@ class DPKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             lo, hi = self.bounds_
             self._outside = int(np.count_nonzero(np.any((X < lo) | (X > hi), axis=1)))
         Z = self._scale(X)
+        if self.radius is not None and len(X) > 1:
+            self._warn_if_ball_dwarfs_the_data(X)
         if self.radius is not None and self._outside:
             warnings.warn(
                 DegenerateFitWarning(

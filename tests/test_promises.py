@@ -78,3 +78,81 @@ def test_audit_refuses_what_would_audit_nothing_or_crash(tmp_path, args, words):
     proc = run_cli("audit", *args, "--out", str(tmp_path / "a"), cwd=tmp_path)
     assert proc.returncode == 2 and words in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def _spec_file(tmp_path, **top):
+    import yaml
+
+    raw = {
+        "name": "p",
+        "seed": 1,
+        "datasets": [{"name": "synthetic", "params": {"N": 200, "k": 3, "d": 2}}],
+        "epsilon": [1.0],
+        "algorithms": [{"name": "dplloyd"}],
+        "plot": {"kind": "none"},
+        **top,
+    }
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("top", "key", "words"),
+    [
+        ({"pipeline": "estimator", "init": {"sets": 3}}, "init", "belongs to the papers'"),
+        ({"metrics": ["cost"]}, "metrics[0]", "belongs to pipeline: estimator"),
+        (
+            {"pipeline": "estimator", "algorithms": [{"name": "lloyd"}]},
+            "algorithms[0].name",
+            "kmeans, its baseline",
+        ),
+    ],
+)
+def test_a_key_of_the_other_pipeline_is_named_as_such(tmp_path, top, key, words):
+    from dpcluster.errors import SpecError
+    from dpcluster.spec import load
+
+    with pytest.raises(SpecError) as err:
+        load(_spec_file(tmp_path, **top))
+    assert f"'{key}'" in str(err.value) and words in str(err.value)
+    assert "Did you mean 'lloyd'" not in str(err.value)
+
+
+def test_dry_run_says_which_cells_are_done_and_estimates_the_rest(tmp_path):
+    path = _spec_file(tmp_path, algorithms=[{"name": "dplloyd", "repeat": 2}])
+    first = run_cli("run", path, "--dry-run", cwd=tmp_path)
+    assert "0 of 1 cells already done" in first.stdout and "estimate for the 1 cells" in first.stdout
+    assert run_cli("run", path, "-q", cwd=tmp_path).returncode == 0
+    again = run_cli("run", path, "--dry-run", cwd=tmp_path)
+    assert "1 of 1 cells already done" in again.stdout and "nothing to compute" in again.stdout
+
+
+def test_verify_names_a_tampered_cell_in_a_folder_copied_away_from_its_spec(tmp_path):
+    import shutil
+
+    work = tmp_path / "work"
+    work.mkdir()
+    path = _spec_file(work, algorithms=[{"name": "dplloyd", "repeat": 2}])
+    assert run_cli("run", path, "-q", cwd=work).returncode == 0
+    copy = tmp_path / "elsewhere" / "p"
+    shutil.copytree(work / "results" / "p", copy)
+    shutil.rmtree(work)  # its spec is gone
+    cell = sorted((copy / "cells").glob("*.csv"))[0]
+    cell.write_text(cell.read_text() + "0,0,0\n")
+    proc = run_cli("verify", str(copy), cwd=tmp_path)
+    assert proc.returncode == 5
+    assert f"{cell.name}: sha256" in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"method": "eugkm", "delta": 1e-6, "bounds": (-1, 1)}, "delta=1e-06 is not used"),
+        ({"method": "eugkm", "radius": 1.0}, "runs in the ball's bounding box"),
+        ({"method": "dplloyd", "radius": 100.0}, "a tenth|less than 10%"),
+    ],
+)
+def test_what_a_fit_does_not_use_or_cannot_use_well_is_said(kwargs, words):
+    with pytest.warns(UserWarning, match=words):
+        DPKMeans(2, epsilon=1, random_state=0, **kwargs).fit(X)

@@ -156,6 +156,7 @@ def verify_folder(
             sp = spec_mod.parse(meta["spec"], str(location or out / "spec.yaml"))
         except DpclusterError as exc:
             problems.append(f"{out / 'meta.json'}: its spec no longer validates: {exc}")
+            problems += _loose_cell_problems(out)  # the cells still answer for themselves
             continue
         recorded = meta.get("inputs", {})
         changed = [
@@ -186,6 +187,20 @@ def verify_folder(
             if name in tables and (problem := _table_problem(out / name, table)):
                 problems.append(problem)
     return len(folders), problems
+
+
+def _loose_cell_problems(out: Path) -> list[str]:
+    """Every cell file under ``out/cells`` checked against its own record, without the
+    spec that lists the cells (a folder copied away from its spec and data)."""
+    folder = out / "cells"
+    if not folder.is_dir():
+        return []
+    ids = {
+        p.name.split(".")[0]
+        for p in folder.iterdir()
+        if p.suffix in (".csv", ".json") and not p.name.endswith(".failed.json")
+    }
+    return [problem for i in sorted(ids) if (problem := results.verify_cell(out, i))]
 
 
 def _table_problem(path: Path, table: pd.DataFrame) -> str | None:
