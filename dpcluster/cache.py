@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import pickle
 import tempfile
 from pathlib import Path
 
@@ -103,6 +104,51 @@ def share_numba_cache() -> None:
             return super().from_function(py_func, py_file)
 
     impl._locator_classes.insert(0, ContentKeyedLocator)
+    _recompile_damaged(caching)
+
+
+#: what reading a damaged cache file raises in numba's loader
+_DAMAGE = (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, OSError)
+
+
+def _recompile_damaged(caching) -> None:
+    """Make a damaged file of numba's on-disk cache a cache miss: numba then compiles the
+    kernel again and its save overwrites the damaged index and data, and one warning
+    names the file. Without this, numba raises while loading, and every cell of that
+    kernel fails."""
+    files = getattr(caching, "IndexDataCacheFile", None)
+    if files is None or getattr(files, "dpcluster_tolerant", False):
+        return
+    load_index, load = files._load_index, files.load
+
+    def _load_index(self):
+        try:
+            return load_index(self)
+        except FileNotFoundError:
+            return {}
+        except _DAMAGE as exc:
+            _say_damaged(self._index_path, exc)
+            return {}
+
+    def _load(self, key):
+        try:
+            return load(self, key)
+        except _DAMAGE as exc:
+            _say_damaged(getattr(self, "_index_path", "numba's cache"), exc)
+            return None
+
+    files._load_index, files.load, files.dpcluster_tolerant = _load_index, _load, True
+
+
+def _say_damaged(path, exc: BaseException) -> None:
+    import warnings
+
+    warnings.warn(
+        f"a compiled kernel's cache file {path} is damaged ({type(exc).__name__}); the "
+        "kernel is compiled again and the file replaced",
+        RuntimeWarning,
+        stacklevel=2,
+    )
 
 
 def _marks() -> Path:

@@ -202,9 +202,9 @@ def test_kill_9_at_twenty_points_then_resume_gives_the_same_bytes(tmp_path, clea
 
 
 @pytest.mark.slow
-def test_a_damaged_kernel_cache_is_named_with_what_to_do(tmp_path):
-    """numba loading a damaged file of its cache fails every cell of that kernel; the
-    failure line names the cache folder to delete."""
+def test_a_damaged_kernel_cache_is_compiled_again_and_said(tmp_path):
+    """A damaged file of numba's cache is a cache miss: the kernel is compiled again, the
+    file replaced, a warning names it, and every cell runs; the next run is clean."""
     import os
     import subprocess
     import sys
@@ -225,7 +225,7 @@ def test_a_damaged_kernel_cache_is_named_with_what_to_do(tmp_path):
         path.write_bytes(b"garbage!")
     args.append("--force")
     again = subprocess.run(args, env=env, cwd=tmp_path, capture_output=True, text=True)
-    assert again.returncode == 1 and "Traceback" not in again.stderr
-    assert (
-        f"a compiled kernel in {tmp_path / 'numba'} is damaged: delete that folder" in again.stderr
-    )
+    assert again.returncode == 0, again.stderr
+    assert "is damaged" in again.stderr and "compiled again" in again.stderr
+    third = subprocess.run(args, env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert third.returncode == 0 and "damaged" not in third.stderr
