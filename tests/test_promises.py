@@ -157,3 +157,17 @@ def test_verify_names_a_tampered_cell_in_a_folder_copied_away_from_its_spec(tmp_
 def test_what_a_fit_does_not_use_or_cannot_use_well_is_said(kwargs, words):
     with pytest.warns(UserWarning, match=words):
         DPKMeans(2, epsilon=1, random_state=0, **kwargs).fit(X)
+
+
+def test_internal_arguments_are_not_parameters_and_list_shows_the_estimators():
+    from dpcluster.estimator import central_methods
+
+    for name, info in central_methods().items():
+        assert not {"zcdp", "clip_radius"} & set(info.fit.params), name
+        assert all(p.doc for p in info.fit.params.values()), name
+    with pytest.raises(ValueError, match="is not a parameter"):
+        DPKMeans(2, epsilon=1, bounds=(-1, 1), method="dplloyd", method_params={"zcdp": 1.0}).fit(X)
+    listed = run_cli("list").stdout
+    block = listed[listed.index("  dplloyd_improved ") :].split("\n  dpm ")[0]
+    assert "pipeline: estimator and DPKMeans(method_params=...) take:" in block
+    assert "clip = 0.0" in block

@@ -105,12 +105,19 @@ def list_(as_json: bool) -> None:
         kind = "private" if info.private else "non-private"
         click.echo(f"  {info.name:<17} {kind}; {info.summary}")
         click.echo(f"    repeat (default {info.repeat_default}): {info.repeat_doc}")
-        for name, p in info.params.items():
-            choices = f" {{{', '.join(map(str, p.choices))}}}" if p.choices else ""
-            if p.maximum is not None:
-                low = "" if p.minimum is None else f"{p.minimum:g}"
-                choices += f" [{low}..{p.maximum:,g}]"
-            click.echo(f"    {name} = {p.default!r}{choices}: {p.doc}")
+        _echo_params(info.params, "    ")
+        if info.fit is not None and info.fit.params:
+            click.echo("    pipeline: estimator and DPKMeans(method_params=...) take:")
+            _echo_params(info.fit.params, "      ")
+
+
+def _echo_params(params: dict, indent: str) -> None:
+    for name, p in params.items():
+        choices = f" {{{', '.join(map(str, p.choices))}}}" if p.choices else ""
+        if p.maximum is not None:
+            low = "" if p.minimum is None else f"{p.minimum:g}"
+            choices += f" [{low}..{p.maximum:,g}]"
+        click.echo(f"{indent}{name} = {p.default!r}{choices}: {p.doc}")
 
 
 @main.command()

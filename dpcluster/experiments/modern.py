@@ -106,6 +106,9 @@ _PE_LLOYD_PARAMS = {
 }
 
 _CAPPED_PARAMS = {
+    "min_count": Param(
+        0.0, float, "a cluster whose noisy count is <= this keeps its centroid", minimum=0
+    ),
     "iterations": Param(0, int, "T (0: the artefact's rule on the noisy count, 2 to 7)", minimum=0),
     "alpha": Param(
         CAPPED_ALPHA,

@@ -181,6 +181,15 @@ _LLOYD_START = {
         choices=("sphere_packing", "uniform"),
     )
 }
+#: EUGkM's stopping rule (the hybrid's grid stage keeps its default)
+_GRID_TOL = {
+    "tol": Param(
+        1e-9,
+        float,
+        "Lloyd on the grid stops when no centre moves more than tol times the radius",
+        minimum=0,
+    ),
+}
 _GRID_STARTS = {
     "init_sets": Param(30, int, "Lloyd start sets on the synopsis", minimum=1),
     "seeding": Param(
@@ -325,6 +334,7 @@ PAPER_A: dict[str, AlgorithmInfo] = {
         eugkm,
         extra={
             **_GRID_STARTS,
+            **_GRID_TOL,
             "max_cells": Param(MAX_CELLS, int, "the largest grid m^d built", minimum=1),
         },
     ),

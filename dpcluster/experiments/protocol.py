@@ -169,6 +169,8 @@ def _per_init_set(shape: CellShape) -> int:
 #: estimator and the plan pass (a released count n, δ, a ball domain, ε's booked before)
 OWN_ARGUMENTS = frozenset(
     {"X", "Z", "k", "epsilon", "init", "inits", "rng", "r", "trace", "n", "delta", "ball", "before"}
+    # the budget and domain a fit derives from ε, δ and the ball itself, never a user's
+    | {"zcdp", "clip_radius"}
 )
 
 

@@ -47,14 +47,12 @@ def known_metrics(algorithms=()) -> set[str]:
 
 def describe_entry(info: AlgorithmInfo) -> dict:
     """An entry as ``dpcluster list --json`` shows it: name, privacy, summary, repeat,
-    metrics and each parameter's default, type, meaning, choices, minimum and maximum."""
-    return {
-        "name": info.name,
-        "private": info.private,
-        "summary": info.summary,
-        "repeat_default": info.repeat_default,
-        "metrics": list(info.metrics),
-        "params": {
+    metrics and each parameter's default, type, meaning, choices, minimum and maximum
+    (``params``: the papers' pipeline; ``estimator_params``: the estimator pipeline's and
+    ``DPKMeans``'s, for an entry with a central fit)."""
+
+    def table(params: dict) -> dict:
+        return {
             n: {
                 "default": p.default,
                 "type": p.kind.__name__,
@@ -63,9 +61,20 @@ def describe_entry(info: AlgorithmInfo) -> dict:
                 "minimum": p.minimum,
                 "maximum": p.maximum,
             }
-            for n, p in info.params.items()
-        },
+            for n, p in params.items()
+        }
+
+    out = {
+        "name": info.name,
+        "private": info.private,
+        "summary": info.summary,
+        "repeat_default": info.repeat_default,
+        "metrics": list(info.metrics),
+        "params": table(info.params),
     }
+    if info.fit is not None:  # what pipeline: estimator and DPKMeans's method_params take
+        out["estimator_params"] = table(info.fit.params)
+    return out
 
 
 def known_names() -> list[str]:
