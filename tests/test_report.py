@@ -378,3 +378,16 @@ def test_a_users_estimator_run_named_like_a_figure_is_not_judged_by_the_papers(t
     assert all(v[0] is None for _, v in verdicts)
     report.write_report(results)
     assert "claims of the papers hold" not in (results / "REPORT.md").read_text()
+
+
+def test_the_html_page_has_the_privacy_claims_and_short_dataset_cells(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    reference = Path(__file__).resolve().parent.parent / "docs" / "results"
+    for name in ("fig4", "b-table3"):
+        shutil.copytree(reference / name, tmp_path / name)
+    report.write_report(tmp_path)
+    page = (tmp_path / "REPORT.html").read_text()
+    assert '<h2 id="privacy">Privacy claims</h2>' in page
+    assert "overflow-x: auto" in page  # a wide table scrolls inside the page

@@ -19,7 +19,7 @@ import pandas as pd
 from ..errors import DpclusterError
 from ..results import read_json, read_table
 from .drawn import usable
-from .privacy import AUDIT_COLUMNS
+from .privacy import AUDIT_COLUMNS, claims_table
 from .runs import headline_tables, method_labels
 
 #: summary columns shown per run, in this order, when present
@@ -42,7 +42,8 @@ STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px;
        padding: 0 1em; color: #222; }
 h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ddd; }
-table { border-collapse: collapse; font-size: 13px; margin: .5em 0 1em; }
+table { border-collapse: collapse; font-size: 13px; margin: .5em 0 1em; display: block;
+        max-width: 100%; overflow-x: auto; }
 th, td { border: 1px solid #ddd; padding: 2px 6px; text-align: right; }
 th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; }
 table.text td, table.text th { text-align: left; }
@@ -133,6 +134,9 @@ def _run(folder: Path, problem: str | None = None) -> list[str]:
         ]
         return parts
     table = summary[shown]
+    if "dataset" in table.columns and "dataset_label" in summary.columns:
+        # the display label, not the identity string (a csv's whole domain is in that)
+        table = table.assign(dataset=summary["dataset_label"])
     if "variant" in table.columns:  # the legend's label, not the identity string
         table = table.assign(variant=method_labels(summary)).rename(columns={"variant": "method"})
     parts += [
@@ -206,6 +210,15 @@ def write_html(
                 f'<p class="muted">{untried} claim(s) have no data here '
                 "(<code>make reproduce-all</code> runs them all).</p>"
             )
+    claims = claims_table(Path(results_dir))
+    if len(claims):
+        parts += [
+            '<h2 id="privacy">Privacy claims</h2>',
+            "<p>Per run and private algorithm, as booked in its tables: the ε and δ the "
+            "papers (or a plugin) claim and what dpcluster's ledger proves (docs/privacy.md)."
+            "</p>",
+            _table(claims),
+        ]
     audit = Path(results_dir) / "audit" / "audit.csv"
     try:
         table = read_table(audit) if audit.is_file() else None

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DpclusterError
-from ..plotting.table import markdown_text
+from ..plotting.table import markdown_lines, markdown_text
 from ..results import read_table
 
 THEOREM4 = (
@@ -84,9 +84,27 @@ def privacy_section(results_dir: Path) -> list[str]:
             )
     else:
         lines.append("Audit: not run (`dpcluster audit` writes results/audit/audit.csv).")
+    table = claims_table(results_dir)
+    if len(table):
+        lines += [
+            "",
+            "Per run, as booked in each figure's tables"
+            + (" (Paper B: per record, over the attributes it encodes):" if dpbv else ":"),
+            "",
+            *markdown_lines(table),
+        ]
+    return lines
+
+
+def claims_table(results_dir: Path) -> pd.DataFrame:
+    """Per run and private algorithm: the claimed and the provable ε and δ (ranges over its
+    rows), whether every claim holds, and the bounds policy, from each summary.csv."""
     rows = []
-    for summary in sorted(results_dir.glob("*/summary.csv")):
-        s = read_table(summary)
+    for summary in sorted(Path(results_dir).glob("*/summary.csv")):
+        try:
+            s = read_table(summary)
+        except DpclusterError:
+            continue  # the folder is flagged by the runs' section
         if not {"epsilon_claimed_max", "epsilon_provable_max"} <= set(s.columns):
             continue
         # a private row claims a finite ε; its provable ε may be ∞ (an exact read of N)
@@ -102,19 +120,15 @@ def privacy_section(results_dir: Path) -> list[str]:
                 holds = holds and (g["delta_claimed_max"] == g["delta_provable_max"]).all()
             bounds = ",".join(sorted(set(g.get("bounds", pd.Series(["data"])).astype(str))))
             rows.append(
-                f"| {markdown_text(summary.parent.name)} | {markdown_text(alg)} | {claimed} | "
-                f"{provable} | {deltas[0]} | {deltas[1]} | {'yes' if holds else 'no'} | "
-                f"{markdown_text(bounds)} |"
+                {
+                    "spec": summary.parent.name,
+                    "algorithm": alg,
+                    "claimed ε": claimed,
+                    "provable ε": provable,
+                    "claimed δ": deltas[0],
+                    "provable δ": deltas[1],
+                    "claim holds": "yes" if holds else "no",
+                    "bounds": bounds,
+                }
             )
-    if rows:
-        lines += [
-            "",
-            "Per run, as booked in each figure's tables"
-            + (" (Paper B: per record, over the attributes it encodes):" if dpbv else ":"),
-            "",
-            "| spec | algorithm | claimed ε | provable ε | claimed δ | provable δ | claim holds "
-            "| bounds |",
-            "|---|---|---|---|---|---|---|---|",
-            *rows,
-        ]
-    return lines
+    return pd.DataFrame(rows)
