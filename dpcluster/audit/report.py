@@ -65,19 +65,37 @@ def audit_figure(table: pd.DataFrame, path: Path) -> Path:
     rows = table[table["epsilon"].notna()].copy()
     bounds = ["epsilon_lb_blackbox", "epsilon_lb_whitebox", "epsilon_lb_discrete"]
     rows["lb"] = rows[[c for c in bounds if c in rows.columns]].max(axis=1)
-    fig, ax = plt.subplots(figsize=(7.5, 5))
+    fig, ax = plt.subplots(figsize=(11, 5.5))
     floor = 1e-3
+    violated = rows["verdict"].astype(str).str.startswith("violation")
     for name, g in rows.groupby("algorithm", sort=False):
-        ax.plot(g["epsilon_claimed"], g["lb"].clip(lower=floor), "o-", label=name, alpha=0.8)
+        faint = not violated[g.index].any()  # consistent targets recede; violations stand out
+        ax.plot(
+            g["epsilon_claimed"],
+            g["lb"].clip(lower=floor),
+            "o-",
+            label=name,
+            alpha=0.35 if faint else 1.0,
+            lw=1 if faint else 2.2,
+            ms=4 if faint else 8,
+            zorder=2 if faint else 3,
+        )
     lo = max(floor, float(rows["epsilon_claimed"].min()) / 2)
     hi = float(max(rows["epsilon_claimed"].max(), rows["lb"].max())) * 2
     ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="ε_lb = claimed ε")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    for axis, subs in ((ax.xaxis, (1.0, 3.0)), (ax.yaxis, (1.0, 2.0, 5.0))):
+        # 0.5, 1, 2 rather than 5×10^-1, 10^0, 2×10^0
+        axis.set_major_locator(LogLocator(base=10, subs=subs))
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("claimed ε (per run; Paper B: per attribute or record)")
     ax.set_ylabel(f"audited ε_lb (95 %, floor {floor:g})")
     ax.set_title("dpcluster audit: lower bounds on ε against the claims")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp.png")
