@@ -389,5 +389,5 @@ def test_the_html_page_has_the_privacy_claims_and_short_dataset_cells(tmp_path):
         shutil.copytree(reference / name, tmp_path / name)
     report.write_report(tmp_path)
     page = (tmp_path / "REPORT.html").read_text()
-    assert '<h2 id="privacy">Privacy claims</h2>' in page
+    assert '<h2 id="privacy">Privacy: claimed and provable ε</h2>' in page
     assert "overflow-x: auto" in page  # a wide table scrolls inside the page

@@ -100,6 +100,16 @@ def _table(frame: pd.DataFrame) -> str:
     return frame.map(_cell).to_html(index=False, border=0, escape=True, na_rep="–")
 
 
+def _title(name: str) -> str:
+    """A registry entry's display title (its legend's name), else ``name``."""
+    from ..experiments import lookup
+
+    try:
+        return lookup(str(name)).title or str(name)
+    except (KeyError, TypeError, ValueError):
+        return str(name)
+
+
 def _meta(folder: Path) -> dict:
     meta = read_json(folder / "meta.json")
     return meta if isinstance(meta, dict) else {}
@@ -211,12 +221,14 @@ def write_html(
                 "(<code>make reproduce-all</code> runs them all).</p>"
             )
     claims = claims_table(Path(results_dir))
-    if len(claims):
+    if len(claims):  # the methods as the legends name them
+        claims = claims.assign(algorithm=claims["algorithm"].map(_title)).rename(
+            columns={"algorithm": "method"}
+        )
         parts += [
-            '<h2 id="privacy">Privacy claims</h2>',
-            "<p>Per run and private algorithm, as booked in its tables: the ε and δ the "
-            "papers (or a plugin) claim and what dpcluster's ledger proves (docs/privacy.md)."
-            "</p>",
+            '<h2 id="privacy">Privacy: claimed and provable ε</h2>',
+            "<p>Per run and private method, as booked in its tables: the ε and δ claimed for "
+            "it and what dpcluster's ledger proves (docs/privacy.md).</p>",
             _table(claims),
         ]
     audit = Path(results_dir) / "audit" / "audit.csv"
