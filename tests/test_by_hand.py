@@ -159,11 +159,16 @@ def test_exponential_mechanism_log_probabilities_by_hand_row_by_row():
     from dpcluster.privacy.mechanisms import ExponentialMechanism
 
     mech = ExponentialMechanism(epsilon=1.0, sensitivity=0.5)
-    z = math.log(1.0 + math.exp(-1.0) + math.exp(-3.0))  # 0.349...
+    # the lattice's temperature γ/r: 2Δ/ε = 1 widened by at most 2^-18 (docs/privacy.md)
+    t = mech.scale
+    assert 1.0 <= t <= 1.0 + 2.0**-18
+    z = math.log(1.0 + math.exp(-1.0 / t) + math.exp(-3.0 / t))  # 0.349...
     got = mech.log_probabilities(np.array([[0.0, 1.0, 3.0], [2.0, 2.0, 2.0]]))
-    expected = [[-z, -1.0 - z, -3.0 - z], [-math.log(3.0)] * 3]
+    expected = [[-z, -1.0 / t - z, -3.0 / t - z], [-math.log(3.0)] * 3]
     np.testing.assert_allclose(got, expected, rtol=1e-13)
-    assert mech.log_likelihood(1, np.array([2.0, 3.0, 5.0])) == pytest.approx(-1.0 - z, rel=1e-13)
+    assert mech.log_likelihood(1, np.array([2.0, 3.0, 5.0])) == pytest.approx(
+        -1.0 / t - z, rel=1e-13
+    )
 
 
 def test_laplace_log_likelihood_by_hand():

@@ -130,7 +130,7 @@ def test_gene_keeps_the_fittest_parents_and_narrows_the_mutation_by_07(monkeypat
     assert np.allclose([delta for _, _, delta, _ in calls], 2.0 * 0.7 ** np.arange(7))
     # the parents of the second iteration are the 6 fittest of its pool, best first
     pool = np.concatenate([calls[0][0], calls[0][3]])
-    fitness = sse_expanded(X, pool.reshape(-1, 3, 2))
+    fitness = sse_expanded(X, pool.reshape(-1, 3, 2), pgkm.fitness_step(2, 2.0))
     assert np.array_equal(calls[1][0], pool[np.argsort(fitness, kind="stable")[:6]])
 
 
@@ -162,9 +162,9 @@ def test_pgkm_starts_from_a_pool_spread_over_the_whole_domain(monkeypatch):
     pools = []
     real = pgkm.sse_expanded
 
-    def recording(X, C):
+    def recording(X, C, step):
         pools.append(np.array(C))
-        return real(X, C)
+        return real(X, C, step)
 
     monkeypatch.setattr(pgkm, "sse_expanded", recording)
     X = np.random.default_rng(9).uniform(-3, 3, (200, 2))

@@ -361,8 +361,8 @@ def test_wide_kernel_is_bit_identical_to_the_narrow_loop_kernel(k, d, R, float32
         assign._sse_any_d(X, w, Ct, ref)
         wide.sse_wide(X, w, Ct, got)
         np.testing.assert_array_equal(ref, got)
-        assign._sse_expanded_any_d(X, w, Ct, ref)  # PGkM's fitness
-        wide.sse_expanded_wide(X, w, Ct, got)
+        assign._sse_expanded_any_d(X, w, Ct, ref, 2.0**-40)  # PGkM's fitness
+        wide.sse_expanded_wide(X, w, Ct, got, 2.0**-40)
         np.testing.assert_array_equal(ref, got)
 
 

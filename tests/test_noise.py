@@ -257,8 +257,9 @@ def test_gkm_noise_scale_is_2kd_over_l_eps(block, mutant, rule, factor, monkeypa
 def _tempered(f: float):
     class Tempered(ExponentialMechanism):
         @property
-        def scale(self) -> float:
-            return 2.0 * self.sensitivity / (f * self.epsilon)
+        def rate(self) -> tuple[int, int]:  # the rate per lattice step times f (2 or 1/2)
+            a, m = ExponentialMechanism.rate.func(self)
+            return (2 * a, m) if f == 2.0 else (a, m + 1)
 
     return Tempered
 

@@ -164,8 +164,9 @@ def test_gkm_noise_shrinks_with_epsilon():
 @pytest.mark.statistical
 def test_exponential_mechanism_selection_probabilities():
     loss = np.array([0.0, 1.0, 2.0, 4.0])
-    mech = ExponentialMechanism(epsilon=1.0, sensitivity=0.5)  # temperature 1
-    p = np.exp(-loss) / np.exp(-loss).sum()
+    mech = ExponentialMechanism(epsilon=1.0, sensitivity=0.5)  # temperature 1 (+2^-19)
+    assert 1.0 <= mech.scale <= 1.0 + 2.0**-18
+    p = np.exp(-loss / mech.scale) / np.exp(-loss / mech.scale).sum()
     np.testing.assert_allclose(mech.probabilities(loss), p, rtol=1e-12)
     rng = np.random.default_rng(99)
     n = 100_000

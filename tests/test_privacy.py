@@ -56,8 +56,11 @@ def test_a_noise_scale_outside_double_precision_is_refused(mechanism):
         assert wide.data_free and math.isfinite(wide.scale)
         assert np.array_equal(wide.add(np.array([5.0, -3.0]), [0.0, 0.0]), [0.0, 0.0])
         assert not make(1e-12, 10.0).data_free and make(1e-12, 10.0).scale > 0
-    else:
-        assert make(1e-300, 1.0).scale > 0 and math.isfinite(make(1e-300, 1.0).scale)
+    else:  # a rate below 2^-62 per lattice step: a uniform choice, which reads no loss
+        wide = make(1e-300, 1.0)
+        assert wide.rate[0] == 0 and wide.scale == math.inf
+        assert wide.probabilities(np.array([0.0, 5.0])).tolist() == [0.5, 0.5]
+        assert math.isfinite(make(1e-12, 10.0).scale) and make(1e-12, 10.0).rate[0] > 0
 
 
 def test_a_users_epsilon_is_within_the_documented_range():
@@ -333,3 +336,27 @@ def test_every_methods_ledger_is_within_its_budget_exactly_at_random_budgets():
             if ledger.total_epsilon > eps or ledger.total_delta > delta:
                 over.append((method, eps, delta, ledger.total_epsilon, ledger.total_delta))
     assert not over
+
+
+def test_the_exponential_mechanism_draws_integers_only_and_bounds_its_ratio_exactly():
+    """The exponential mechanism is lattice-safe: its draw asks the generator for integers
+    only (no floating-point uniform to round), and on losses that move by at most Δ plus
+    floating-point error between neighbours, every candidate's probability ratio is at
+    most e^ε (docs/privacy.md, "The exponential mechanism")."""
+    from dpcluster.privacy import ExponentialMechanism
+
+    class IntegersOnly:
+        def __init__(self, seed):
+            self._rng = np.random.default_rng(seed)
+
+        def integers(self, *args, **kwargs):
+            return self._rng.integers(*args, **kwargs)
+
+    rng = np.random.default_rng(5)
+    for eps, sens in [(1.0, 0.5), (0.01, 3.0), (8.0, 1e-3), (1e-6, 7.0)]:
+        mech = ExponentialMechanism(eps, sens)
+        loss = rng.uniform(0, 50 * sens, size=64)
+        neighbour = loss + rng.uniform(-sens, sens, size=64) * (1 - 1e-15) + 1e-13 * sens
+        gap = np.abs(mech.log_probabilities(loss) - mech.log_probabilities(neighbour))
+        assert gap.max() <= eps
+        assert 0 <= mech.select(IntegersOnly(1), loss) < 64

@@ -14,12 +14,16 @@ selected parameters and fresh randomness, so it is post-processing; the output, 
 parameter selected in the final iteration, costs nothing extra. The standard exponential
 mechanism stands in for PrivGene's enhanced one (docs/methods.md A5 ASSUMPTION).
 Gene replaces each selection by the deterministic choice of the m' fittest candidates.
-The fitness is computed in the expanded form (:func:`~dpcluster.kernels.sse_expanded`), equal
-to the SSE up to ~1e-15 relative rounding: the usual floating-point caveat of the exponential
-mechanism, no larger than with the direct form.
+The fitness is computed in the expanded form (:func:`~dpcluster.kernels.sse_expanded`) with
+each record's term rounded to 2^-30 of Δf and the terms summed exactly: one more record moves
+a fitness by its own term (≤ Δf plus a rounding) and one final rounding, below the
+exponential mechanism's floating-point allowance for up to 2^32 records (docs/privacy.md,
+"The exponential mechanism"), whatever the order of the sums.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -33,6 +37,11 @@ from .dplloyd import DPResult
 def fitness_sensitivity(d: int, r: float = 1.0) -> float:
     """Δf = d·(2r)², the largest change of SSE when one tuple in [-r, r]^d is added/removed."""
     return d * (2.0 * r) ** 2
+
+
+def fitness_step(d: int, r: float = 1.0) -> float:
+    """The power of two each record's fitness term is rounded to: 2^(⌊log2 Δf⌋ − 30)."""
+    return 2.0 ** (math.floor(math.log2(fitness_sensitivity(d, r))) - 30)
 
 
 def _children(
@@ -92,10 +101,11 @@ def genetic_kmeans(
         per = within(epsilon, [epsilon / rounds], rounds)[0]
         mech = ExponentialMechanism(per, fitness_sensitivity(d, r))
     cands = rng.uniform(-r, r, size=(pool, L))
+    step = fitness_step(d, r)
     nicv_trace = []
     best = cands[0]
     for it in range(iterations):
-        f = sse_expanded(X, cands.reshape(pool, k, d))  # one batched kernel call for the pool
+        f = sse_expanded(X, cands.reshape(pool, k, d), step)  # one batched call for the pool
         if mech is None:
             chosen = list(np.argsort(f, kind="stable")[:selected])
         else:
@@ -108,7 +118,9 @@ def genetic_kmeans(
                     mech,
                     "select a parameter by SSE fitness",
                     i,
-                    lambda data, pool=cands[remaining]: sse_expanded(data, pool.reshape(-1, k, d)),
+                    lambda data, pool=cands[remaining]: sse_expanded(
+                        data, pool.reshape(-1, k, d), step
+                    ),
                 )
                 chosen.append(int(remaining[i]))
                 remaining = np.delete(remaining, i)

@@ -117,8 +117,8 @@ def _specialise(D: int):
         _sse(X, w, Ct, out, D)
 
     @njit(cache=True)
-    def sse_expanded_d(X, w, Ct, out):
-        _sse_expanded(X, w, Ct, out, D)
+    def sse_expanded_d(X, w, Ct, out, step):
+        _sse_expanded(X, w, Ct, out, D, step)
 
     return sse_d, sse_expanded_d
 
@@ -129,8 +129,8 @@ def _sse_any_d(X, w, Ct, out):
 
 
 @njit(cache=True)
-def _sse_expanded_any_d(X, w, Ct, out):
-    _sse_expanded(X, w, Ct, out, X.shape[1])
+def _sse_expanded_any_d(X, w, Ct, out, step):
+    _sse_expanded(X, w, Ct, out, X.shape[1], step)
 
 
 @functools.cache
@@ -195,13 +195,13 @@ def sse_batched(X, w, Ct, out) -> None:
         sse_wide(X, w, Ct, out)
 
 
-def sse_expanded_batched(X, w, Ct, out) -> None:
+def sse_expanded_batched(X, w, Ct, out, step) -> None:
     """:func:`_sse_expanded` with the dimension as a literal for d = 1..10 (see there), and
     :func:`.wide.sse_expanded_wide` beyond (the same bits)."""
     if X.shape[1] in LITERAL_DIMS:
-        _kernels_for(X.shape[1])[1](X, w, Ct, out)
+        _kernels_for(X.shape[1])[1](X, w, Ct, out, step)
     else:
-        sse_expanded_wide(X, w, Ct, out)
+        sse_expanded_wide(X, w, Ct, out, step)
 
 
 @njit(parallel=True, cache=True)
@@ -247,15 +247,20 @@ def _sse(X, w, Ct, out, D):
 
 
 @njit(cache=True)
-def _sse_expanded(X, w, Ct, out, D):
+def _sse_expanded(X, w, Ct, out, D, step):
     """:func:`_sse` in the expanded form ``||x||² + min_j (||o^j||² − 2 x·o^j)``, each point's
     term floored at 0: one multiply-add per coordinate instead of a subtract and a
     multiply-add, 1.3-1.4x faster on PGkM's pool (``scripts/bench_algorithms.py``).
 
-    It differs from :func:`_sse` only by rounding (about 1e-15 relative; cancellation when
-    x is near a centroid), so it is for PGkM's fitness, where selection is randomised or
-    ranks candidates, and never for reported NICV. Serial: the harness runs one numba thread
-    per cell. IN/OUT and the lane layout as :func:`_sse`.
+    Each point's weighted term is rounded to a whole number of ``step`` (a power of two)
+    and the terms are summed as int64, exactly and in any order; ``out`` is that sum
+    times ``step``. So one more record moves ``out`` by its own rounded term and one final
+    rounding, whatever the others are (the exponential mechanism's floating-point
+    allowance, docs/privacy.md). The int64 sum holds N·max term/step < 2^63.
+
+    It differs from :func:`_sse` only by rounding (the step, and cancellation when x is
+    near a centroid), so it is for PGkM's fitness, never for reported NICV. Serial: the
+    harness runs one numba thread per cell. IN/OUT and the lane layout as :func:`_sse`.
     """
     N = X.shape[0]
     k = Ct.shape[0]
@@ -267,7 +272,8 @@ def _sse_expanded(X, w, Ct, out, D):
         cm, cn = expanded_tables(Ct, r0, B, D, SSE_CHUNK, np.float64)
         xs = np.empty(D)
         bd = np.empty(SSE_CHUNK)
-        acc = np.zeros(SSE_CHUNK)
+        acc = np.zeros(SSE_CHUNK, np.int64)
+        per_step = 1.0 / step
         for n in range(N):
             xx = 0.0
             for i in range(D):
@@ -284,9 +290,9 @@ def _sse_expanded(X, w, Ct, out, D):
             wn = w[n]
             for b in range(SSE_CHUNK):
                 v = xx + bd[b]
-                acc[b] += wn * (v if v > 0.0 else 0.0)
+                acc[b] += np.int64(np.floor(wn * (v if v > 0.0 else 0.0) * per_step + 0.5))
         for b in range(B):
-            out[r0 + b] = acc[b]
+            out[r0 + b] = acc[b] * step
 
 
 @njit(cache=True)

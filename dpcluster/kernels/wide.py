@@ -148,7 +148,7 @@ def sse_wide(X, w, Ct, out):
 
 
 @njit(cache=True)
-def sse_expanded_wide(X, w, Ct, out):
+def sse_expanded_wide(X, w, Ct, out, step):
     """:func:`.assign._sse_expanded` for wide data (PGkM's fitness) with the same bits, its loops
     interchanged as in :func:`accumulate_wide`: ``WIDE_POINTS`` points at a time, runs
     innermost, ``||x||²`` and each ``||o^j||² − 2 x·o^j`` still summed over the
@@ -166,7 +166,8 @@ def sse_expanded_wide(X, w, Ct, out):
         part = np.empty((P, B))
         bd = np.empty((P, B))
         bi = np.zeros((P, B), np.int64)
-        acc = np.zeros(B)
+        acc = np.zeros(B, np.int64)
+        per_step = 1.0 / step
         for n0 in range(0, N, P):
             np_ = min(P, N - n0)
             for p in range(np_):
@@ -180,6 +181,6 @@ def sse_expanded_wide(X, w, Ct, out):
                 wn = w[n0 + p]
                 for b in range(B):
                     v = xx[p] + bd[p, b]
-                    acc[b] += wn * (v if v > 0.0 else 0.0)
+                    acc[b] += np.int64(np.floor(wn * (v if v > 0.0 else 0.0) * per_step + 0.5))
         for b in range(B):
-            out[r0 + b] = acc[b]
+            out[r0 + b] = acc[b] * step

@@ -162,13 +162,28 @@ class LaplaceMechanism:
         return -np.abs(z) / sigma + math.log(math.tanh(0.5 / sigma))
 
 
+#: lattice steps per loss sensitivity in the exponential mechanism: γ = 2^(⌊log2 Δ⌋ − 20)
+EXPONENTIAL_LATTICE_BITS = 20
+#: significant bits of the exponential mechanism's dyadic rate a/2^m (a < 2^24)
+EXPONENTIAL_RATE_BITS = 24
+#: the largest rate denominator exponent m the exact Bernoulli sampler admits
+_MAX_RATE_SHIFT = 62
+
+
 @dataclass(frozen=True)
 class ExponentialMechanism:
-    """Exponential mechanism (McSherry & Talwar 2007) for a *loss* with sensitivity Δ.
+    """Exponential mechanism (McSherry & Talwar 2007) for a *loss* with sensitivity Δ,
+    drawn exactly on a lattice (docs/privacy.md, "The exponential mechanism").
 
-    Picks candidate ω with probability ``∝ exp(−ε · loss(ω) / (2Δ))``, which is ε-DP when
-    every candidate's loss changes by at most Δ between neighbours. ``scale`` is the
-    temperature ``2Δ/ε``.
+    Each loss is rounded to the public lattice γℤ, γ = 2^(⌊log2 Δ⌋ − 20), as an integer
+    number of steps s_ω; neighbours' steps differ by at most Δ_γ = ⌈Δ/γ⌉ + 2 (one step
+    for the rounding on both sides, one for floating-point error in the loss). Candidate
+    ω is chosen with probability ∝ exp(−r·s_ω), r = a/2^m the largest dyadic rational
+    at 24 significant bits with r ≤ ε/(2Δ_γ), by rejection sampling decided with integer
+    comparisons only (:func:`.sampling.exponential_choice`). The ratio of any output's
+    probabilities under neighbours is at most e^(2rΔ_γ) ≤ e^ε: pure ε-DP with no
+    floating-point step in the draw. ``scale`` is the temperature in the loss's units,
+    γ/r ≥ 2Δ/ε (larger by a relative ~2^-19).
     """
 
     epsilon: float
@@ -182,25 +197,60 @@ class ExponentialMechanism:
         return 0.0
 
     @property
+    def lattice(self) -> float:
+        """γ: a power of two, 2^-20 of the loss sensitivity (to within a factor 2)."""
+        return 2.0 ** (math.floor(math.log2(self.sensitivity)) - EXPONENTIAL_LATTICE_BITS)
+
+    @functools.cached_property
+    def rate(self) -> tuple[int, int]:
+        """(a, m): the rate r = a/2^m per lattice step, the largest dyadic rational with
+        at most 24 significant bits and m ≤ 62 such that r ≤ ε/(2Δ_γ) exactly (a = 0, a
+        uniform choice, when ε/(2Δ_γ) < 2^-62: it reads no loss, so it is 0-DP)."""
+        from fractions import Fraction
+
+        steps = math.ceil(Fraction(self.sensitivity) / Fraction(self.lattice)) + 2
+        bound = Fraction(self.epsilon) / (2 * steps)
+        top = math.floor(math.log2(bound))
+        m = min(_MAX_RATE_SHIFT, EXPONENTIAL_RATE_BITS - 1 - top)
+        a = math.floor(bound * 2**m)
+        if m < 0:  # a huge rate: keep it an integer (m = 0), still at most the bound
+            m, a = 0, math.floor(bound)
+        return a, m
+
+    @property
     def scale(self) -> float:
-        return 2.0 * self.sensitivity / self.epsilon
+        """The temperature in the loss's units: γ/r (∞ for a uniform choice)."""
+        a, m = self.rate
+        return math.inf if a == 0 else self.lattice * 2.0**m / a
+
+    def steps(self, loss: np.ndarray) -> np.ndarray:
+        """Losses (..., n) as int64 lattice steps ⌊loss/γ + ½⌋ (exact: γ is a power of
+        two); a ValueError when a loss is not finite or beyond 2^62 steps."""
+        scaled = np.floor(np.asarray(loss, dtype=np.float64) / self.lattice + 0.5)
+        if not np.all(np.abs(scaled) < 2.0**62):
+            raise ValueError(
+                "exponential-mechanism losses must be finite and within 2^62 lattice steps "
+                f"of {self.lattice:g}"
+            )
+        return scaled.astype(np.int64)
 
     def log_probabilities(self, loss: np.ndarray) -> np.ndarray:
-        """Log selection probabilities (..., n) for losses (..., n) (log-sum-exp)."""
-        logits = -np.asarray(loss, dtype=np.float64) / self.scale
-        top = logits.max(axis=-1, keepdims=True)
-        return logits - top - np.log(np.exp(logits - top).sum(axis=-1, keepdims=True))
+        """Log selection probabilities (..., n) for losses (..., n): those of the exact
+        law drawn by :meth:`select`, ∝ exp(−r·s_ω), computed by log-sum-exp."""
+        a, m = self.rate
+        s = self.steps(loss)
+        logits = -(s - s.min(axis=-1, keepdims=True)).astype(np.float64) * (a / 2.0**m)
+        return logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
 
     def probabilities(self, loss: np.ndarray) -> np.ndarray:
-        """Selection probabilities (n,) for losses (n,), computed stably (log-sum-exp)."""
-        logits = -np.asarray(loss, dtype=np.float64) / self.scale
-        logits -= logits.max()
-        p = np.exp(logits)
-        return p / p.sum()
+        """Selection probabilities (n,) for losses (n,) (:meth:`log_probabilities`)."""
+        return np.exp(self.log_probabilities(loss))
 
     def select(self, rng: np.random.Generator, loss: np.ndarray) -> int:
-        """One draw: the index of the chosen candidate."""
-        return int(rng.choice(len(loss), p=self.probabilities(loss)))
+        """One exact draw: the index of the chosen candidate (integer draws only)."""
+        from .sampling import exponential_choice
+
+        return exponential_choice(rng, self.steps(loss), self.rate)
 
     def log_likelihood(self, output: int, answer: np.ndarray) -> float:
         """``log P(output | losses = answer)``: the chosen index's log probability."""

@@ -130,8 +130,19 @@ def bernoulli_exp_rational(rng: np.random.Generator, num: np.ndarray, den: int) 
     Algorithm 1 for γ > 1): ⌊γ⌋ Bernoulli(exp(−1)) trials must all succeed, then one
     Bernoulli(exp(−(γ − ⌊γ⌋)))."""
     num = np.asarray(num, dtype=np.int64)
-    whole, frac = num // den, num % den
-    ok = np.ones(num.shape, dtype=bool)
+    return bernoulli_exp_split(rng, num // den, num % den, den)
+
+
+def bernoulli_exp_split(
+    rng: np.random.Generator, whole: np.ndarray, frac: np.ndarray, den: int
+) -> np.ndarray:
+    """(n,) bool: Bernoulli(exp(−(whole + frac/den))) for integers whole ≥ 0,
+    0 ≤ frac < den ≤ 2^62, given split so that whole·den + frac may exceed int64: the
+    ``whole`` Bernoulli(exp(−1)) trials stop at the first failure, then one
+    Bernoulli(exp(−frac/den))."""
+    whole = np.asarray(whole, dtype=np.int64)
+    frac = np.asarray(frac, dtype=np.int64)
+    ok = np.ones(whole.shape, dtype=bool)
     active = np.flatnonzero(whole > 0)
     left = whole.copy()
     while active.size:
@@ -142,6 +153,34 @@ def bernoulli_exp_rational(rng: np.random.Generator, num: np.ndarray, den: int) 
     still = np.flatnonzero(ok)
     ok[still] = bernoulli_exp_wide_den(rng, frac[still], den)
     return ok
+
+
+def exponential_choice(rng: np.random.Generator, steps: np.ndarray, rate: tuple[int, int]) -> int:
+    """One exact draw of index i with probability ∝ exp(−rate·steps_i), for integer losses
+    ``steps`` (n,) and a dyadic rate a/2^m given as ``rate`` = (a, m), a ≥ 0, m ≤ 62.
+
+    Rejection from the uniform proposal: propose i uniformly, accept with probability
+    exp(−rate·(steps_i − min steps)), decided exactly (:func:`bernoulli_exp_split`); the
+    first accepted proposal has the target law. The best candidate is always accepted,
+    so at most n proposals are needed in expectation. Proposals are drawn n at a time
+    and the first accepted one in draw order is returned."""
+    steps = np.asarray(steps, dtype=np.int64)
+    n = steps.size
+    if n == 1:
+        return 0
+    a, m = int(rate[0]), int(rate[1])
+    gap = steps - steps.min()
+    if int(gap.max()) <= (2**63 - 1) // max(a, 1):
+        exponent = gap * a
+    else:  # Python integers: no overflow
+        exponent = gap.astype(object) * a
+    whole = (exponent >> m).astype(np.int64)
+    frac = (exponent & ((1 << m) - 1)).astype(np.int64)
+    while True:
+        proposal = rng.integers(0, n, size=n)
+        accepted = bernoulli_exp_split(rng, whole[proposal], frac[proposal], 1 << m)
+        if accepted.any():
+            return int(proposal[np.argmax(accepted)])
 
 
 #: the largest integer variance σ² (in lattice steps) of :func:`discrete_gaussian`: the
