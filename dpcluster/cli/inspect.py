@@ -189,8 +189,8 @@ def analyze(spec_path: str, as_json: bool):
 )
 def verify(folder: str):
     """Check a results folder (one spec's, or a root of several): every cell's CSV against
-    its sha256 record, and runs.csv and summary.csv against the cells. Exit 5 on any
-    mismatch, naming each file."""
+    its sha256 record, runs.csv and summary.csv against the cells, and every metric
+    finite. Exit 5 on any mismatch or inf/NaN metric, naming each file or cell."""
     from pathlib import Path
 
     from .. import harness

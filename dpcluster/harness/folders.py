@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .. import data, results
@@ -186,7 +187,30 @@ def verify_folder(
         for name, table in (("runs.csv", runs), ("summary.csv", summary)):
             if name in tables and (problem := _table_problem(out / name, table)):
                 problems.append(problem)
+        if problem := _nonfinite_problem(out, runs, sp.metrics):
+            problems.append(problem)
     return len(folders), problems
+
+
+def _nonfinite_problem(out: Path, runs: pd.DataFrame, metrics) -> str | None:
+    """A verified cell can still hold a metric that is inf or NaN (a run that produced no
+    number): the summary leaves it out of its statistics, so the folder's numbers rest on
+    fewer runs than the spec asked for. Say so, naming the cells (None: every value is
+    finite)."""
+    present = [m for m in metrics if m in runs.columns]
+    if not present or not len(runs):
+        return None
+    values = runs[present].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(values).all(axis=1)
+    if not bad.any():
+        return None
+    cells = sorted(set(runs.loc[bad, "cell"].astype(str))) if "cell" in runs.columns else []
+    shown = ", ".join(cells[:3]) + (", …" if len(cells) > 3 else "")
+    return (
+        f"{out}: {int(bad.sum())} run(s) have an inf or NaN metric "
+        f"({', '.join(present)}) in cell(s) {shown}; summary.csv leaves them out of its "
+        "statistics (n_nonfinite)"
+    )
 
 
 def _loose_cell_problems(out: Path) -> list[str]:
