@@ -36,11 +36,12 @@ release of zCDP ρ = 1/(2α²). The ledger composes the 21 pure releases and ρ 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
-from ..privacy import LaplaceMechanism, Ledger, release
+from ..privacy import LaplaceMechanism, Ledger, pld, release
 from ..privacy.gaussian import GaussianMechanism, zcdp_epsilon
 from ..privacy.mechanisms import snap_records
 from ..privacy.rdp import composed_epsilon
@@ -54,7 +55,7 @@ MAX_DEPTH = 20
 #: their ``dlaplace_param_multiplier``: a count's ε per level is 1/(this·α)
 COUNT_MULTIPLIER = 20.0
 
-
+@functools.lru_cache(maxsize=256)
 def calibrate(
     epsilon: float,
     delta: float,
@@ -63,30 +64,39 @@ def calibrate(
     before: tuple = (),
     levels: int | None = None,
 ) -> float:
-    """The smallest α (bisection to 1e-9 relative, rounded up) whose releases, ``levels``
-    (default ``depth`` + 1) levels of counts at ε = 1/(multiplier·α) and sums of zCDP
-    1/(2α²), composed with the pure releases ``before`` (ε's already booked in the same
-    ledger: ``auto``'s Ñ), stay within ε at δ (:func:`~..privacy.rdp.composed_epsilon`)."""
+    """The smallest α (to 1e-9 relative, rounded up) whose releases, ``levels`` (default
+    ``depth`` + 1) levels of counts at ε = 1/(multiplier·α) and sums of zCDP 1/(2α²),
+    composed with the pure releases ``before`` (ε's already booked in the same ledger:
+    ``auto``'s Ñ), stay within ε at δ: first by Rényi or basic composition (bisection),
+    then by their privacy-loss distribution (:mod:`~..privacy.pld`), which allows a
+    smaller α; the ledger books the smallest of the three totals."""
     levels = depth + 1 if levels is None else levels
 
-    def spent(alpha: float) -> float:  # the ledger's total: the smaller of Rényi and basic
-        counts = tuple(before) + (1.0 / (multiplier * alpha),) * levels
+    def counts(alpha: float) -> tuple:
+        return tuple(before) + (1.0 / (multiplier * alpha),) * levels
+
+    def loose(alpha: float) -> float:  # Rényi or basic composition
         rho = 1.0 / (2.0 * alpha * alpha)
-        basic = math.fsum([*counts, zcdp_epsilon(rho, delta)])
-        return min(composed_epsilon(counts, rho, delta), basic)
+        basic = math.fsum([*counts(alpha), zcdp_epsilon(rho, delta)])
+        return min(composed_epsilon(counts(alpha), rho, delta), basic)
+
+    def tight(alpha: float) -> float:  # PLD, kept a margin below ε
+        return pld.composed_epsilon(counts(alpha), 1.0 / (2.0 * alpha * alpha), delta) * (
+            1.0 + pld.MARGIN
+        )
 
     lo, hi = 1e-6, 1.0
-    while spent(hi) > epsilon:
+    while loose(hi) > epsilon:
         lo, hi = hi, hi * 2.0
         if hi > 1e30:
             raise ValueError(f"no noise scale reaches epsilon={epsilon:g}, delta={delta:g}")
     while hi - lo > 1e-9 * hi:
         mid = math.sqrt(lo * hi)
-        if spent(mid) > epsilon:
+        if loose(mid) > epsilon:
             lo = mid
         else:
             hi = mid
-    return hi
+    return min(hi, pld.smallest_scale(tight, epsilon, hi))
 
 
 def tree_thresholds(noisy_root: float, k: int, d: int, sigma: float, radius: float):

@@ -11,6 +11,8 @@ widest feature's noise under common scaling.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..data import sphere_packing
@@ -78,14 +80,23 @@ def _lloyd_start(k: int, Z: np.ndarray, r, rng, init: str) -> np.ndarray:
     return rng.uniform(box[0], box[1], size=(k, Z.shape[1]))
 
 
-def gaussian_budget(epsilon: float, delta: float) -> dict:
+def gaussian_budget(epsilon: float, delta: float, before: tuple = ()) -> dict:
     """The keyword arguments that make a DPLloyd spend (ε, δ) with Gaussian noise: the
-    largest zCDP ρ that converts to (ε, δ) (docs/privacy.md); {} when δ = 0 (Laplace)."""
+    largest zCDP ρ whose Gaussian releases are (ε, δ)-DP, by their privacy-loss
+    distribution or the zCDP conversion, whichever allows more (docs/privacy.md); {} when
+    δ = 0 (Laplace). ``before``: the ε's of pure releases the same fit booked first, out
+    of a total of ε + Σ before; the Gaussian group then gets the largest ρ whose PLD
+    composition with them stays within that total (never less than ε alone allows)."""
     if not delta:
         return {}
+    from ..privacy import pld
     from ..privacy.gaussian import zcdp_budget
 
-    return {"zcdp": zcdp_budget(epsilon, delta), "delta": delta}
+    rho = max(zcdp_budget(epsilon, delta), pld.largest_rho((), epsilon, delta))
+    if before:
+        total = math.fsum([epsilon, *before])
+        rho = max(rho, pld.largest_rho(tuple(before), total, delta))
+    return {"zcdp": rho, "delta": delta}
 
 
 def fit_dplloyd(
@@ -149,6 +160,7 @@ def fit_dplloyd_improved(
     n=None,
     delta=0.0,
     ball=None,
+    before=(),
     **params,
 ):
     """A2 with :func:`fit_dplloyd`'s start and hold, and one pass with all of ε where the
@@ -160,7 +172,9 @@ def fit_dplloyd_improved(
     reliably (:func:`~.clipping.worth_clipping`), nothing is clipped and DPLloyd gets all
     of ε. Every rule reads the plan's noisy Ñ (:mod:`.plan`), never N. ``delta`` > 0: the
     DPLloyd passes use Gaussian noise on what is left of (ε, δ); ``ball``: a public
-    L2-ball domain of that radius (a private radius can only shrink it)."""
+    L2-ball domain of that radius (a private radius can only shrink it). ``before``: the
+    ε's of pure releases booked for this fit outside it (``auto``'s Ñ), composed in when
+    the Gaussian noise is calibrated."""
     rho = params.get("rho", RHO)
     p, ledger = _planned(
         "dplloyd_improved", Z, k, epsilon, rng, r, {"iterations": iterations, "clip": clip}, n
@@ -198,7 +212,7 @@ def fit_dplloyd_improved(
         min_count=min_count,
         iterations=iterations,
         clip_radius=radius,
-        **gaussian_budget(epsilon, delta),
+        **gaussian_budget(epsilon, delta, (*before, *(e.epsilon for e in ledger.entries))),
         **params,
     )
     return _joined(ledger, res, **info, **({"noisy_count": count} if count else {}))
@@ -235,7 +249,7 @@ def fit_dplloyd_capped(
         r=r,
         alpha=alpha,
         min_count=min_count,
-        **gaussian_budget(p.epsilon, delta),
+        **gaussian_budget(p.epsilon, delta, tuple(e.epsilon for e in ledger.entries)),
     )
     return _joined(ledger, res, **({"noisy_count": p.count} if p.count else {}))
 
@@ -488,7 +502,11 @@ def auto(X: np.ndarray, k: int, epsilon: float, rng, r=1.0, delta=0.0, ball=None
     if p.method == "pe_lloyd":  # calibrated to all of (ε, δ), with Ñ composed in
         res = fit_pe_lloyd(X, k, epsilon, rng, r, delta=delta, ball=ball, n=p.count, before=before)
     else:
-        extra = {"delta": delta, "ball": ball} if p.method == "dplloyd_improved" else {}
+        extra = (
+            {"delta": delta, "ball": ball, "before": before}
+            if p.method == "dplloyd_improved"
+            else {}
+        )
         res = CHOSEN[p.method](X, k, p.epsilon, rng, r, n=p.count, **p.params, **extra)
     ledger.extend(res.ledger)
     ledger.choices.append(f"auto chose {p.method}: {p.reason}")

@@ -84,9 +84,13 @@ class TranscriptLLR:
         self.release_delta: dict[tuple[str, int, float], float] = {}
         self._ordinal: dict[str, int] = {}
         self._trial_seen = -1
+        #: the first release whose drawn noise gives more than its mechanism books
+        self.miscalibrated = ""
 
     def __call__(self, rel) -> None:
         mech = rel.mechanism
+        if not self.miscalibrated and (found := miscalibration(mech)):
+            self.miscalibrated = f"release '{rel.purpose}': {found}"
         ll = np.asarray(mech.log_likelihood(rel.output, rel.query(self.data)), float) - np.asarray(
             mech.log_likelihood(rel.output, rel.query(self.other)), float
         )
@@ -128,12 +132,28 @@ class TranscriptLLR:
         return worst, which
 
 
+def miscalibration(mech) -> str:
+    """What a mechanism's drawn noise gives beyond what it books, or "": a Gaussian's
+    Δ_γ²/(2σ²) against its ρ, a Laplace's Δ_γ/σ against its ε (exact, no trials)."""
+    if getattr(mech, "rho", 0) and hasattr(mech, "drawn_rho"):
+        drawn, booked, what = mech.drawn_rho, float(mech.rho), "ρ"
+    elif hasattr(mech, "drawn_epsilon"):
+        drawn, booked, what = mech.drawn_epsilon, float(mech.epsilon), "ε"
+    else:
+        return ""
+    if drawn > booked * (1 + ROUNDING):
+        return f"its noise gives {what} = {drawn:.6g}, above the {booked:.6g} it books"
+    return ""
+
+
 @dataclass
 class SideRuns:
     features: np.ndarray
     llr: np.ndarray
     ledger: object
     worst_release: tuple[float, str] = (0.0, "")
+    #: the first release whose noise gives more than it books (:func:`miscalibration`)
+    miscalibrated: str = ""
     #: each trial's discrete path (:func:`~.targets.path_of`), when the target reports it
     paths: tuple = ()
 
@@ -155,6 +175,7 @@ def _run_side(
         rec.llr,
         ledger,
         rec.worst_release() if target.whitebox else (0.0, ""),
+        rec.miscalibrated,
         tuple(rec.trial.paths),
     )
 
@@ -257,6 +278,9 @@ def audit_target(
     release_violated = ratio > 1 + ROUNDING  # one release leaks more than its entry books
     if release_violated:
         notes.append(f"release '{which}' certified at {ratio:.3g}x the ε its ledger entry books")
+    if miscalibrated := a.miscalibrated or b.miscalibrated:
+        release_violated = True
+        notes.append(miscalibrated)
     ceiling = blackbox_ceiling(n)
     if bb == bb and bb >= 0.95 * ceiling:
         notes.append(f"black-box at its ln(n/3.7) ceiling ({ceiling:.2f})")

@@ -169,11 +169,24 @@ class GaussianMechanism:
         return max(2.0 ** (math.floor(math.log2(sigma0)) - GAUSSIAN_BITS), FLOOR)
 
     @functools.cached_property
+    def _steps(self) -> Fraction:
+        """Δ_γ: the L2 sensitivity in lattice steps, rounding and float error included."""
+        root_p = Fraction(math.sqrt(self.coordinates)) * (1 + Fraction(1, 2**40))
+        return Fraction(self.sensitivity) / Fraction(self.lattice) + 2 * root_p
+
+    @functools.cached_property
     def _needed(self) -> int:
         """σ² in lattice steps that ρ needs: the smallest integer ≥ Δ_γ²/(2ρ), exactly."""
-        root_p = Fraction(math.sqrt(self.coordinates)) * (1 + Fraction(1, 2**40))
-        steps = Fraction(self.sensitivity) / Fraction(self.lattice) + 2 * root_p
-        return math.ceil(steps * steps / (2 * Fraction(self.noise_rho)))
+        return math.ceil(self._steps * self._steps / (2 * Fraction(self.noise_rho)))
+
+    @property
+    def drawn_rho(self) -> float:
+        """The zCDP ρ the noise actually drawn gives, Δ_γ²/(2σ²) in lattice steps (0 when
+        :attr:`data_free`): at most the booked ``rho`` for a correct mechanism. The audit
+        compares the two for every release (docs/audit.md)."""
+        if self.data_free:
+            return 0.0
+        return float(self._steps * self._steps / (2 * self.variance_steps))
 
     @property
     def data_free(self) -> bool:

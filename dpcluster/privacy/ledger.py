@@ -175,16 +175,30 @@ class Ledger:
         return [zcdp_epsilon(self.rho, self.delta)]
 
     def _composed(self, pure: list[float]) -> float:
-        """The pure releases ``pure`` (ε's) with the zCDP group: the smaller of basic
-        composition (their sum plus the group's ε at :attr:`delta`) and Rényi composition
-        of them all (:mod:`.rdp`), which applies when no pure release books a δ of its own.
-        Both are valid bounds."""
+        """The pure releases ``pure`` (ε's) with the zCDP group: the smallest of basic
+        composition (their sum plus the group's ε at :attr:`delta`), Rényi composition of
+        them all (:mod:`.rdp`) and their privacy-loss distribution (:mod:`.pld`, the
+        tightest, on which the Gaussian methods calibrate). The last two apply when no
+        pure release books a δ of its own. All are valid bounds."""
         basic = math.fsum(pure + self._group_epsilon())
         if not self._group_epsilon() or any(e.delta for e in self.entries if not e.rho):
             return basic
+        from . import pld
         from .rdp import composed_epsilon
 
-        return min(basic, composed_epsilon(tuple(pure), self.rho, self.delta))
+        return min(
+            basic,
+            composed_epsilon(tuple(pure), self.rho, self.delta),
+            pld.composed_epsilon(pure, self.rho, self.delta),
+        )
+
+    def dp_event(self):
+        """Everything released, as a ``dp_accounting.DpEvent`` (:func:`.pld.ledger_event`):
+        any accountant can recompute the fit's (ε, δ) from it; :func:`.pld.event_epsilon`
+        gives its PLD ε under add/remove-one neighbours."""
+        from .pld import ledger_event
+
+        return ledger_event(self.to_dict())
 
     @property
     def total_epsilon(self) -> float:

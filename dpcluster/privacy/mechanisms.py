@@ -125,6 +125,18 @@ class LaplaceMechanism:
         return t / s
 
     @property
+    def drawn_epsilon(self) -> float:
+        """The ε the noise actually drawn gives, Δ_γ/σ in lattice steps (0 when
+        :attr:`data_free`): at most the booked ``epsilon`` for a correct mechanism."""
+        if self.data_free:
+            return 0.0
+        from fractions import Fraction
+
+        t, s = self._steps
+        steps = math.ceil(self.sensitivity / self.lattice) + 2 * int(self.coordinates)
+        return float(Fraction(steps) * s / t)
+
+    @property
     def scale(self) -> float:
         """The noise's scale in the answer's units, γσ (≥ b = Δ/ε)."""
         return self.lattice * self.sigma

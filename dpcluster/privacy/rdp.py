@@ -81,12 +81,20 @@ def composed_epsilon(pure: list[float] | tuple[float, ...], rho: float, delta: f
 
 
 def largest_rho(pure: tuple, epsilon: float, delta: float) -> float:
-    """The largest zCDP ρ (bisection, rounded down) that composes with the pure releases
-    ``pure`` to at most ε at δ, by Rényi composition or by basic composition (the pure ε's
-    plus the zCDP group's ε at δ), whichever allows more: the ledger books the smaller of
-    the two totals, so either keeps it within ε. Rényi's conversion cannot go below about
-    log(1/δ)/10⁴ at the orders searched, so very small ε take the basic route. ValueError
-    when the pure releases alone exceed ε."""
+    """The largest zCDP ρ that composes with the pure releases ``pure`` to at most ε at
+    δ by the privacy-loss distribution (:func:`.pld.largest_rho`), by Rényi composition
+    or by basic composition (the pure ε's plus the zCDP group's ε at δ), whichever allows
+    more: the ledger books the smallest of the three totals, so any keeps it within ε.
+    ValueError when the pure releases alone exceed ε."""
+    from .pld import largest_rho as pld_rho
+
+    return max(_largest_rho_rdp(pure, epsilon, delta), pld_rho(pure, epsilon, delta))
+
+
+def _largest_rho_rdp(pure: tuple, epsilon: float, delta: float) -> float:
+    """:func:`largest_rho` by Rényi or basic composition only (bisection, rounded down).
+    Rényi's conversion cannot go below about log(1/δ)/10⁴ at the orders searched, so very
+    small ε take the basic route."""
     from .budget import remaining
     from .gaussian import zcdp_budget
 

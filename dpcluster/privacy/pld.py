@@ -1,0 +1,306 @@
+"""Privacy-loss-distribution (PLD) accounting of (ε, δ) fits (docs/privacy.md, "PLD").
+
+A ledger with Gaussian releases is (ε, δ)-DP for the ε this module computes, and every
+Gaussian method calibrates its noise by it. The composed event is
+
+* **the Gaussian releases**, each ρ_i-zCDP with L2 sensitivity Δ_i and noise σ_i ≥
+  Δ_i/√(2ρ_i): their adaptive composition is dominated by one Gaussian mechanism of
+  sensitivity 1 and noise 1/μ, μ = √(2Σρ_i) (μ-GDP composes exactly: Dong, Roth and Su,
+  "Gaussian Differential Privacy", JRSS-B 2022, Cor. 3.3). Its privacy curve is the
+  analytic Gaussian's, δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ) (Balle and Wang, ICML
+  2018, Thm 8). The releases are discrete Gaussians on a lattice; the continuous
+  Gaussian stands in for them as a bound (the argument and its source are in
+  docs/privacy.md);
+* **every pure ε-DP release** (Laplace counts, exponential-mechanism choices): any
+  ε-DP mechanism's pair of output distributions is dominated by binary randomised
+  response at ε (Kairouz, Oh and Viswanath, ICML 2015, Thm 2.1), whose PLD is two
+  atoms, at ±ε with masses e^{±ε}/(1 + e^ε);
+* composed by convolving the PLDs (Koskela et al.; Google's `dp-accounting`, its
+  pessimistic, connect-the-dots PLDs, whose ε is an upper bound).
+
+The Gaussian group alone is computed in closed form; with pure releases beside it the
+PLD of ``dp_accounting`` is used (a PLD's ε at δ rounds up, so it stays a bound). The
+ledger books the smallest of this ε and the older routes (zCDP conversion, Rényi
+composition, basic composition): each is a valid bound.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+#: the PLDs' loss discretization (dp-accounting's value_discretization_interval)
+VALUE_INTERVAL = 1e-4
+#: a pure release's largest ε given a PLD here (e^ε must stay a finite double); beyond
+#: it :func:`composed_epsilon` is ∞ and the ledger's other routes apply
+PURE_MAX = 500.0
+#: calibration aims this far (relative) below ε, so a ledger's own evaluation at a ρ
+#: on the same grid never lands above it
+MARGIN = 1e-8
+#: ρ is evaluated on a relative grid of 2^-24: rounded up in a ledger (a larger ρ is a
+#: weaker, still valid, guarantee), chosen on the grid in calibration
+GRID_BITS = 24
+
+
+def rho_up(rho: float) -> float:
+    """ρ rounded up to the grid (:data:`GRID_BITS` significant bits)."""
+    if rho <= 0:
+        return 0.0
+    m, e = math.frexp(rho)
+    return math.ldexp(math.ceil(m * 2**GRID_BITS), e - GRID_BITS)
+
+
+def rho_down(rho: float) -> float:
+    """ρ rounded down to the grid."""
+    if rho <= 0:
+        return 0.0
+    m, e = math.frexp(rho)
+    return math.ldexp(math.floor(m * 2**GRID_BITS), e - GRID_BITS)
+
+
+def gaussian_delta(mu: float, epsilon: float) -> float:
+    """δ(ε) of μ-GDP (module docstring), with e^ε Φ(·) in log space."""
+    from scipy.stats import norm
+
+    a, b = mu / 2.0, epsilon / mu
+    return float(norm.cdf(a - b) - math.exp(epsilon + norm.logcdf(-a - b)))
+
+
+@functools.lru_cache(maxsize=4096)
+def gaussian_epsilon(rho: float, delta: float) -> float:
+    """The smallest ε (bisection to 1e-12 relative, rounded up) at which the Gaussian
+    group of total zCDP ρ (μ = √(2ρ)) is (ε, δ)-DP."""
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta}")
+    if rho <= 0:
+        return 0.0
+    mu = math.sqrt(2.0 * rho)
+    if gaussian_delta(mu, 0.0) <= delta:
+        return 0.0
+    lo, hi = 0.0, max(1.0, mu * mu)
+    while gaussian_delta(mu, hi) > delta:
+        lo, hi = hi, hi * 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if gaussian_delta(mu, mid) > delta:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    return hi
+
+
+def _grouped(values: tuple[float, ...]) -> list[tuple[float, int]]:
+    counts: dict[float, int] = {}
+    for v in values:
+        counts[float(v)] = counts.get(float(v), 0) + 1
+    return sorted(counts.items())
+
+
+@functools.lru_cache(maxsize=4096)
+def _composed(pure: tuple[float, ...], rho: float, delta: float) -> float:
+    if any(not e < PURE_MAX for e in pure):  # unbounded, or past exp's range: no PLD
+        return math.inf
+    if not pure:
+        return gaussian_epsilon(rho, delta)
+    from dp_accounting.pld import common
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    total = None
+    if rho > 0:
+        total = pld.from_gaussian_mechanism(
+            standard_deviation=1.0 / math.sqrt(2.0 * rho),
+            sensitivity=1.0,
+            value_discretization_interval=VALUE_INTERVAL,
+        )
+    for eps, count in _grouped(pure):
+        one = pld.from_privacy_parameters(
+            common.DifferentialPrivacyParameters(eps, 0.0),
+            value_discretization_interval=VALUE_INTERVAL,
+        )
+        part = one.self_compose(count) if count > 1 else one
+        total = part if total is None else total.compose(part)
+    return float(total.get_epsilon_for_delta(delta))
+
+
+def composed_epsilon(pure, rho: float, delta: float) -> float:
+    """The ε at ``delta`` of pure ε-DP releases ``pure`` (their ε's) composed with a
+    Gaussian group of total zCDP ``rho``, by PLD (module docstring); ρ is rounded up to
+    the grid first. ``inf`` when a pure release is unbounded."""
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta}")
+    return _composed(tuple(sorted(float(e) for e in pure)), rho_up(float(rho)), float(delta))
+
+
+@functools.lru_cache(maxsize=1024)
+def _largest_rho(pure: tuple[float, ...], epsilon: float, delta: float) -> float:
+    target = epsilon * (1.0 - MARGIN)
+    if pure and _composed(pure, 0.0, delta) > target:
+        return 0.0
+
+    def excess(log_rho: float) -> float:
+        return _composed(pure, rho_down(math.exp(log_rho)), delta) - target
+
+    # a bracket: the Gaussian group alone at ε is an upper end (pure releases only add)
+    hi = math.log(max(_largest_rho((), epsilon, delta) if pure else 4.0 * epsilon, 1e-300))
+    lo = hi - 1.0
+    f_hi, f_lo = excess(hi), excess(lo)
+    while f_hi <= 0:
+        lo, f_lo, hi = hi, f_hi, hi + 1.0
+        f_hi = excess(hi)
+    while f_lo > 0:
+        hi, f_hi, lo = lo, f_lo, lo - 2.0
+        f_lo = excess(lo)
+        if lo < -700:
+            return 0.0
+    # Illinois regula falsi on log ρ, keeping f(lo) ≤ 0 < f(hi), to 1e-7 relative in ρ
+    side = 0
+    while hi - lo > 1e-7:
+        mid = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        if not lo < mid < hi:
+            mid = (lo + hi) / 2.0
+        f_mid = excess(mid)
+        if f_mid <= 0:
+            lo, f_lo = mid, f_mid
+            if side == -1:
+                f_hi /= 2.0
+            side = -1
+        else:
+            hi, f_hi = mid, f_mid
+            if side == 1:
+                f_lo /= 2.0
+            side = 1
+    best = rho_down(math.exp(lo))
+    return best if best > 0 and _composed(pure, best, delta) <= target else 0.0
+
+
+def largest_rho(pure, epsilon: float, delta: float) -> float:
+    """The largest total zCDP ρ on the grid whose Gaussian group, composed with the pure
+    releases ``pure``, is (ε(1 − MARGIN), δ)-DP by :func:`composed_epsilon` (0.0 when
+    even ρ = 0 is over: the pure releases alone spend ε)."""
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta}")
+    return _largest_rho(tuple(sorted(float(e) for e in pure)), float(epsilon), float(delta))
+
+
+def smallest_scale(spent, epsilon: float, upper: float) -> float:
+    """The smallest noise scale α ≤ ``upper`` (to 1e-9 relative, from above) with
+    ``spent(α) ≤ ε``, for ``spent`` decreasing in α: Illinois regula falsi on log α
+    between ``upper``/2 and ``upper``; ``upper`` itself when ``spent(upper)`` is over."""
+    hi = math.log(upper)
+    f_hi = spent(upper) - epsilon
+    if f_hi > 0:
+        return upper
+    lo = hi - math.log(2.0)
+    f_lo = spent(math.exp(lo)) - epsilon
+    while f_lo <= 0:
+        hi, f_hi, lo = lo, f_lo, lo - math.log(2.0)
+        f_lo = spent(math.exp(lo)) - epsilon
+    side = 0
+    while hi - lo > 1e-9:  # f(lo) > 0 ≥ f(hi)
+        mid = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        if not lo < mid < hi:
+            mid = (lo + hi) / 2.0
+        f_mid = spent(math.exp(mid)) - epsilon
+        if f_mid <= 0:
+            hi, f_hi = mid, f_mid
+            if side == 1:
+                f_lo /= 2.0
+            side = 1
+        else:
+            lo, f_lo = mid, f_mid
+            if side == -1:
+                f_hi /= 2.0
+            side = -1
+    return math.exp(hi) if spent(math.exp(hi)) <= epsilon else upper
+
+
+# --- DpEvents ---------------------------------------------------------------------------
+
+
+def flip_probability(epsilon: float) -> float:
+    """The noise parameter p of binary randomised response at ε (dp-accounting's
+    ``RandomizedResponseDpEvent``: the input is kept with probability 1 − p/2), e^ε =
+    (1 − p/2)/(p/2)."""
+    return 2.0 / (1.0 + math.exp(epsilon)) if epsilon < 700 else 0.0
+
+
+def spend_event(spend: dict):
+    """The ``dp_accounting.DpEvent`` of one ledger entry (a :class:`~.ledger.Spend` as a
+    dict): a Gaussian release (``rho`` > 0) is ``GaussianDpEvent(1/√(2ρ))``, repeated; a
+    pure ε-DP release is ``RandomizedResponseDpEvent(p, 2)``, its dominating pair; an
+    unbounded read is ``NonPrivateDpEvent``; a pure release with its own δ is an
+    ``UnsupportedDpEvent`` (no standard event carries a generic (ε, δ))."""
+    import dp_accounting as dpa
+
+    repeats = max(1, int(spend.get("repeats", 1)))
+    eps, delta = float(spend["epsilon"]), float(spend.get("delta", 0.0))
+    rho = float(spend.get("rho", 0.0))
+    if not math.isfinite(eps):
+        return dpa.NonPrivateDpEvent()
+    if rho > 0:
+        one = dpa.GaussianDpEvent(noise_multiplier=1.0 / math.sqrt(2.0 * rho / repeats))
+    elif delta > 0:
+        return dpa.UnsupportedDpEvent()
+    else:
+        one = dpa.RandomizedResponseDpEvent(
+            noise_parameter=flip_probability(eps / repeats), num_buckets=2
+        )
+    return one if repeats == 1 else dpa.SelfComposedDpEvent(one, repeats)
+
+
+def ledger_event(ledger: dict):
+    """``dp_accounting.ComposedDpEvent`` of every entry of a ledger dict (a fit's
+    ``ledger_.to_dict()`` or a results row's ``ledger`` JSON)."""
+    import dp_accounting as dpa
+
+    return dpa.ComposedDpEvent([spend_event(e) for e in ledger.get("entries", [])])
+
+
+def event_epsilon(event, delta: float) -> float:
+    """The ε at ``delta`` of an event from :func:`ledger_event`, under add/remove-one
+    neighbours, by dp-accounting's PLDs: each Gaussian at its noise multiplier, each
+    randomised response as its ε's two-atom pair. ``inf`` with a non-private part;
+    ValueError for an unsupported part."""
+    import dp_accounting as dpa
+    from dp_accounting.pld import common
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    parts: list = []
+
+    def walk(ev, count: int) -> None:
+        if isinstance(ev, dpa.ComposedDpEvent):
+            for e in ev.events:
+                walk(e, count)
+        elif isinstance(ev, dpa.SelfComposedDpEvent):
+            walk(ev.event, count * ev.count)
+        elif isinstance(ev, dpa.GaussianDpEvent):
+            parts.append(
+                pld.from_gaussian_mechanism(
+                    standard_deviation=ev.noise_multiplier / math.sqrt(count),
+                    value_discretization_interval=VALUE_INTERVAL,
+                )
+            )
+        elif isinstance(ev, dpa.RandomizedResponseDpEvent) and ev.num_buckets == 2:
+            p = ev.noise_parameter
+            eps = math.log((1.0 - p / 2.0) / (p / 2.0)) if p > 0 else math.inf
+            one = pld.from_privacy_parameters(
+                common.DifferentialPrivacyParameters(eps, 0.0),
+                value_discretization_interval=VALUE_INTERVAL,
+            )
+            parts.append(one.self_compose(count) if count > 1 else one)
+        elif isinstance(ev, dpa.NonPrivateDpEvent):
+            parts.append(None)
+        else:
+            raise ValueError(f"no PLD for the event {ev!r}")
+
+    walk(event, 1)
+    if any(p is None for p in parts):
+        return math.inf
+    if not parts:
+        return 0.0
+    total = parts[0]
+    for p in parts[1:]:
+        total = total.compose(p)
+    return float(total.get_epsilon_for_delta(delta))
