@@ -465,3 +465,22 @@ def dplloyd_improved(
     if exact_read:
         book_exact_count(ledger, "A2's iteration count t")
     return DPResult(C[0], ledger, t, {"split": "improved", "c": improved_ratio(d, rho)})
+
+
+def gaussian_budget(epsilon: float, delta: float, before: tuple = ()) -> dict:
+    """The keyword arguments that make a DPLloyd spend (ε, δ) with Gaussian noise: the
+    largest zCDP ρ whose Gaussian releases are (ε, δ)-DP, by their privacy-loss
+    distribution or the zCDP conversion, whichever allows more (docs/privacy.md); {} when
+    δ = 0 (Laplace). ``before``: the ε's of pure releases the same fit booked first, out
+    of a total of ε + Σ before; the Gaussian group then gets the largest ρ whose PLD
+    composition with them stays within that total (never less than ε alone allows)."""
+    if not delta:
+        return {}
+    from ..privacy import pld
+    from ..privacy.gaussian import zcdp_budget
+
+    rho = max(zcdp_budget(epsilon, delta), pld.largest_rho((), epsilon, delta))
+    if before:
+        total = math.fsum([epsilon, *before])
+        rho = max(rho, pld.largest_rho(tuple(before), total, delta))
+    return {"zcdp": rho, "delta": delta}

@@ -55,6 +55,7 @@ MAX_DEPTH = 20
 #: their ``dlaplace_param_multiplier``: a count's ε per level is 1/(this·α)
 COUNT_MULTIPLIER = 20.0
 
+
 @functools.lru_cache(maxsize=256)
 def calibrate(
     epsilon: float,

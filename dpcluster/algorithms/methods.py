@@ -11,8 +11,6 @@ widest feature's noise under common scaling.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..data import sphere_packing
@@ -27,6 +25,7 @@ from .dplloyd import (
     dplloyd,
     dplloyd_improved,
     estimator_iterations,
+    gaussian_budget,
     improved_iterations,
     improved_split,
 )
@@ -78,25 +77,6 @@ def _lloyd_start(k: int, Z: np.ndarray, r, rng, init: str) -> np.ndarray:
     if init == "sphere_packing":
         return packed_start(k, box, rng)
     return rng.uniform(box[0], box[1], size=(k, Z.shape[1]))
-
-
-def gaussian_budget(epsilon: float, delta: float, before: tuple = ()) -> dict:
-    """The keyword arguments that make a DPLloyd spend (ε, δ) with Gaussian noise: the
-    largest zCDP ρ whose Gaussian releases are (ε, δ)-DP, by their privacy-loss
-    distribution or the zCDP conversion, whichever allows more (docs/privacy.md); {} when
-    δ = 0 (Laplace). ``before``: the ε's of pure releases the same fit booked first, out
-    of a total of ε + Σ before; the Gaussian group then gets the largest ρ whose PLD
-    composition with them stays within that total (never less than ε alone allows)."""
-    if not delta:
-        return {}
-    from ..privacy import pld
-    from ..privacy.gaussian import zcdp_budget
-
-    rho = max(zcdp_budget(epsilon, delta), pld.largest_rho((), epsilon, delta))
-    if before:
-        total = math.fsum([epsilon, *before])
-        rho = max(rho, pld.largest_rho(tuple(before), total, delta))
-    return {"zcdp": rho, "delta": delta}
 
 
 def fit_dplloyd(

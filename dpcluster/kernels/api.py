@@ -105,9 +105,7 @@ def sse_expanded(X: np.ndarray, C: np.ndarray, step: float = 2.0**-40) -> np.nda
         raise ValueError(f"sse_expanded's step must be a positive power of two, got {step}")
     X = _as_points(X)
     out = np.empty(C.shape[0])
-    sse_expanded_batched(
-        X, np.ones(X.shape[0]), _runs_last(C.astype(np.float64)), out, float(step)
-    )
+    sse_expanded_batched(X, np.ones(X.shape[0]), _runs_last(C.astype(np.float64)), out, float(step))
     return out
 
 
