@@ -54,8 +54,9 @@ def test_analytic_gaussian_matches_balle_and_wang():
 
 def test_ledger_composes_gaussians_in_zcdp_and_pure_releases_by_the_tighter_bound():
     """By hand: a Laplace release of ε = 0.1 and two Gaussians of ρ = 0.01 and 0.02 at
-    δ = 1e-6: ε is the smaller of basic composition, 0.1 + ε_zCDP(0.03, 1e-6), and Rényi
-    composition of all three; δ = 1e-6."""
+    δ = 1e-6: ε is the smallest of basic composition, 0.1 + ε_zCDP(0.03, 1e-6), Rényi
+    composition of all three and their PLD; δ = 1e-6."""
+    from dpcluster.privacy import pld
     from dpcluster.privacy.rdp import composed_epsilon
 
     ledger = Ledger(delta=1e-6)
@@ -65,7 +66,9 @@ def test_ledger_composes_gaussians_in_zcdp_and_pure_releases_by_the_tighter_boun
     assert ledger.rho == pytest.approx(0.03)
     basic = 0.1 + g.zcdp_epsilon(0.03, 1e-6)
     renyi = composed_epsilon((0.1,), 0.03, 1e-6)
-    assert ledger.total_epsilon == pytest.approx(min(basic, renyi))
+    tight = pld.composed_epsilon((0.1,), 0.03, 1e-6)
+    assert tight < renyi < basic  # the PLD is the tightest here
+    assert ledger.total_epsilon == pytest.approx(min(basic, renyi, tight))
     assert ledger.total_delta == 1e-6
     assert "rho" not in ledger.to_dict()["entries"][0]  # pure entries keep their form
 

@@ -11,7 +11,7 @@ from scipy.stats import binom, norm
 
 from dpcluster import DPKMeans
 from dpcluster.algorithms import lsh_gaussian as lg
-from dpcluster.privacy import observe
+from dpcluster.privacy import observe, pld
 from dpcluster.privacy.rdp import composed_epsilon
 
 
@@ -48,8 +48,9 @@ def test_renyi_epsilon_holds_against_the_exact_loss_and_is_not_far_above_it(
 
 
 def test_the_ledger_books_the_smaller_of_basic_and_renyi_composition():
-    """Few large pure releases: basic composition is the smaller; many small ones beside a
-    Gaussian: Rényi is. Either way the ledger books the smaller, and ∞ stays ∞."""
+    """Few large pure releases: basic composition is the smaller of the older two; many
+    small ones beside a Gaussian: Rényi is. The PLD is below both, and the ledger books
+    the smallest; ∞ stays ∞."""
     from dpcluster.privacy import LaplaceMechanism, Ledger
     from dpcluster.privacy.gaussian import GaussianMechanism, zcdp_epsilon
 
@@ -60,7 +61,9 @@ def test_the_ledger_books_the_smaller_of_basic_and_renyi_composition():
         ledger.record(GaussianMechanism(0.05, 1.0, delta=1e-6), "sums")
         basic = times * eps0 + zcdp_epsilon(0.05, 1e-6)
         renyi = composed_epsilon((eps0,) * times, 0.05, 1e-6)
-        assert ledger.total_epsilon == pytest.approx(min(basic, renyi), rel=1e-9)
+        tight = pld.composed_epsilon((eps0,) * times, 0.05, 1e-6)
+        assert ledger.total_epsilon == pytest.approx(min(basic, renyi, tight), rel=1e-9)
+        assert tight <= min(basic, renyi)  # the PLD is never looser here
     assert renyi < basic  # the many-small case is where Rényi pays
     assert composed_epsilon((0.1, math.inf), 0.01, 1e-6) == math.inf
 
@@ -68,10 +71,15 @@ def test_the_ledger_books_the_smaller_of_basic_and_renyi_composition():
 def test_calibration_is_the_smallest_alpha_within_the_budget():
     alpha = lg.calibrate(1.0, 1e-6)
 
-    def spent(a):
-        return composed_epsilon((1 / (20 * a),) * 21, 1 / (2 * a * a), 1e-6)
+    def spent(a):  # the ledger's total: the PLD, within the older two
+        counts = (1 / (20 * a),) * 21
+        return min(
+            composed_epsilon(counts, 1 / (2 * a * a), 1e-6),
+            pld.composed_epsilon(counts, 1 / (2 * a * a), 1e-6),
+        )
 
-    assert spent(alpha) <= 1.0 < spent(alpha * (1 - 1e-6))
+    assert spent(alpha) <= 1.0 < spent(alpha * (1 - 1e-3))
+    assert spent(alpha) == pytest.approx(1.0, rel=1e-6)
 
 
 def test_the_ledger_books_at_most_epsilon_and_delta_with_21_count_levels():

@@ -91,6 +91,16 @@ def gaussian_epsilon(rho: float, delta: float) -> float:
     return hi
 
 
+def grid_interval(rho: float, pure) -> float:
+    """The PLDs' loss grid: :data:`VALUE_INTERVAL`, widened where the composed losses span
+    more than 2^20 steps (a Gaussian of μ = √(2ρ) spans about μ²/2 ± 20μ, each pure
+    release ±ε). A wider grid is still pessimistic, only looser; it keeps a huge ε (an
+    audit at ε = 10⁵) from building PLDs of billions of points."""
+    mu = math.sqrt(2.0 * rho) if rho > 0 else 0.0
+    span = mu * mu / 2.0 + 20.0 * mu + 2.0 * math.fsum(pure)
+    return max(VALUE_INTERVAL, span / 2**20)
+
+
 def _grouped(values: tuple[float, ...]) -> list[tuple[float, int]]:
     counts: dict[float, int] = {}
     for v in values:
@@ -107,17 +117,18 @@ def _composed(pure: tuple[float, ...], rho: float, delta: float) -> float:
     from dp_accounting.pld import common
     from dp_accounting.pld import privacy_loss_distribution as pld
 
+    interval = grid_interval(rho, pure)
     total = None
     if rho > 0:
         total = pld.from_gaussian_mechanism(
             standard_deviation=1.0 / math.sqrt(2.0 * rho),
             sensitivity=1.0,
-            value_discretization_interval=VALUE_INTERVAL,
+            value_discretization_interval=interval,
         )
     for eps, count in _grouped(pure):
         one = pld.from_privacy_parameters(
             common.DifferentialPrivacyParameters(eps, 0.0),
-            value_discretization_interval=VALUE_INTERVAL,
+            value_discretization_interval=interval,
         )
         part = one.self_compose(count) if count > 1 else one
         total = part if total is None else total.compose(part)
@@ -267,40 +278,45 @@ def event_epsilon(event, delta: float) -> float:
     from dp_accounting.pld import common
     from dp_accounting.pld import privacy_loss_distribution as pld
 
-    parts: list = []
+    gaussians: list[float] = []  # noise multipliers, one per composed Gaussian
+    pure: list[tuple[float, int]] = []  # (ε, times)
+    private = True
 
     def walk(ev, count: int) -> None:
+        nonlocal private
         if isinstance(ev, dpa.ComposedDpEvent):
             for e in ev.events:
                 walk(e, count)
         elif isinstance(ev, dpa.SelfComposedDpEvent):
             walk(ev.event, count * ev.count)
         elif isinstance(ev, dpa.GaussianDpEvent):
-            parts.append(
-                pld.from_gaussian_mechanism(
-                    standard_deviation=ev.noise_multiplier / math.sqrt(count),
-                    value_discretization_interval=VALUE_INTERVAL,
-                )
-            )
+            gaussians.append(ev.noise_multiplier / math.sqrt(count))
         elif isinstance(ev, dpa.RandomizedResponseDpEvent) and ev.num_buckets == 2:
             p = ev.noise_parameter
-            eps = math.log((1.0 - p / 2.0) / (p / 2.0)) if p > 0 else math.inf
-            one = pld.from_privacy_parameters(
-                common.DifferentialPrivacyParameters(eps, 0.0),
-                value_discretization_interval=VALUE_INTERVAL,
-            )
-            parts.append(one.self_compose(count) if count > 1 else one)
+            pure.append((math.log((1.0 - p / 2.0) / (p / 2.0)) if p > 0 else math.inf, count))
         elif isinstance(ev, dpa.NonPrivateDpEvent):
-            parts.append(None)
+            private = False
         else:
             raise ValueError(f"no PLD for the event {ev!r}")
 
     walk(event, 1)
-    if any(p is None for p in parts):
+    if not private or any(not e < PURE_MAX for e, _ in pure):
         return math.inf
-    if not parts:
+    if not gaussians and not pure:
         return 0.0
+    rho = math.fsum(1.0 / (2.0 * z * z) for z in gaussians)
+    interval = grid_interval(rho, [e * c for e, c in pure])
+    parts = [
+        pld.from_gaussian_mechanism(standard_deviation=z, value_discretization_interval=interval)
+        for z in gaussians
+    ]
+    for eps, count in pure:
+        one = pld.from_privacy_parameters(
+            common.DifferentialPrivacyParameters(eps, 0.0),
+            value_discretization_interval=interval,
+        )
+        parts.append(one.self_compose(count) if count > 1 else one)
     total = parts[0]
-    for p in parts[1:]:
-        total = total.compose(p)
+    for part in parts[1:]:
+        total = total.compose(part)
     return float(total.get_epsilon_for_delta(delta))
