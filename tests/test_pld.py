@@ -148,3 +148,27 @@ def test_no_gaussian_fit_books_more_than_epsilon_at_random_budgets():
         ledger = fit(Z, 3, eps, np.random.default_rng(i), delta=delta).ledger
         assert ledger.total_epsilon <= eps, (i, eps, delta)
         assert ledger.total_epsilon >= 0.99 * eps, (i, eps, delta)
+
+
+def test_an_accountant_composes_gaussian_fits_by_pld():
+    """A budget of (3, 1e-5): basic composition holds five fits of (0.6, 1e-7); composed by
+    PLD (their Gaussian groups add their ρ) it holds many more, never above ε at the
+    budget's δ, and it says which composition it used."""
+    from dpcluster.privacy.accountant import BudgetAccountant, BudgetExceeded
+
+    counts = {}
+    for how in ("basic", "pld"):
+        acc = BudgetAccountant(3.0, 1e-5, composition=how)
+        assert acc.composition == how
+        n = 0
+        with pytest.raises(BudgetExceeded, match=f"by {how} composition"):
+            while n < 40:
+                DPKMeans(3, 0.6, delta=1e-7, method="dplloyd", bounds=BOUNDS, accountant=acc).fit(X)
+                n += 1
+        counts[how] = n
+        assert acc.spent_epsilon <= 3.0
+    assert counts["basic"] == 5 and counts["pld"] >= 15
+    with pytest.raises(ValueError, match="delta > 0"):
+        BudgetAccountant(1.0, composition="pld")
+    with pytest.raises(ValueError, match="composition"):
+        BudgetAccountant(1.0, 1e-6, composition="rdp")

@@ -135,6 +135,44 @@ def _composed(pure: tuple[float, ...], rho: float, delta: float) -> float:
     return float(total.get_epsilon_for_delta(delta))
 
 
+def composed_generic_epsilon(pure, rho: float, generic, delta: float) -> float:
+    """:func:`composed_epsilon` with generic (ε_i, δ_i)-DP parts beside: each enters as
+    dp-accounting's pessimistic PLD of an (ε, δ) guarantee (mass δ_i at ∞, the rest two
+    atoms at ±ε_i). ``inf`` when their δ's reach ``delta`` or an ε is past the PLD."""
+    generic = [(float(e), float(d)) for e, d in generic]
+    if not generic:
+        return composed_epsilon(pure, rho, delta)
+    if math.fsum(d for _, d in generic) >= delta or any(not e < PURE_MAX for e, _ in generic):
+        return math.inf
+    pure = [float(e) for e in pure]
+    if any(not e < PURE_MAX for e in pure):
+        return math.inf
+    from dp_accounting.pld import common
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    rho = rho_up(float(rho))
+    interval = grid_interval(rho, pure + [e for e, _ in generic])
+    parts = []
+    if rho > 0:
+        parts.append(
+            pld.from_gaussian_mechanism(
+                standard_deviation=1.0 / math.sqrt(2.0 * rho),
+                value_discretization_interval=interval,
+            )
+        )
+    for eps, d in [(e, 0.0) for e in pure] + generic:
+        parts.append(
+            pld.from_privacy_parameters(
+                common.DifferentialPrivacyParameters(eps, d),
+                value_discretization_interval=interval,
+            )
+        )
+    total = parts[0]
+    for part in parts[1:]:
+        total = total.compose(part)
+    return float(total.get_epsilon_for_delta(delta))
+
+
 def composed_epsilon(pure, rho: float, delta: float) -> float:
     """The ε at ``delta`` of pure ε-DP releases ``pure`` (their ε's) composed with a
     Gaussian group of total zCDP ``rho``, by PLD (module docstring); ρ is rounded up to
