@@ -391,3 +391,28 @@ def test_the_html_page_has_the_privacy_claims_and_short_dataset_cells(tmp_path):
     page = (tmp_path / "REPORT.html").read_text()
     assert '<h2 id="privacy">Privacy: claimed and provable ε</h2>' in page
     assert "overflow-x: auto" in page  # a wide table scrolls inside the page
+
+
+def test_pgkm_beats_dplloyd_only_where_the_intervals_are_apart():
+    """Fig. 1's claim: a lower PGkM mean inside DPLloyd's noise is a tie, not a win; a win
+    at S1 below ε = 0.15 is allowed; a win elsewhere breaks the claim."""
+    import pandas as pd
+
+    from dpcluster.report.paper_a import pgkm_only_s1_small
+
+    def summary(rows):
+        out = []
+        for ds, eps, alg, mean, half in rows:
+            out.append(
+                {"dataset": ds, "epsilon": eps, "algorithm": alg, "variant": alg,
+                 "params": "{}", "mean": mean, "ci95_low": mean - half,
+                 "ci95_high": mean + half}
+            )  # fmt: skip
+        return pd.DataFrame(out)
+
+    tie = [("s1", 0.15, "pgkm", 0.0899, 0.005), ("s1", 0.15, "dplloyd", 0.0921, 0.0006)]
+    small = [("s1", 0.1, "pgkm", 0.092, 0.004), ("s1", 0.1, "dplloyd", 0.108, 0.001)]
+    ok, detail = pgkm_only_s1_small(summary(tie + small))
+    assert ok and "s1 ε=0.1" in detail and "within the intervals at: s1 ε=0.15" in detail
+    far = [("s1", 0.15, "pgkm", 0.080, 0.002), ("s1", 0.15, "dplloyd", 0.0921, 0.0006)]
+    assert pgkm_only_s1_small(summary(far + small))[0] is False

@@ -74,14 +74,17 @@ def one_variant(sub: pd.DataFrame) -> pd.DataFrame:
     return sub
 
 
-def means(s: pd.DataFrame, algorithm: str, dataset: str | None = None, **fixed) -> pd.Series:
-    """Mean metric indexed by ε for one variant of ``algorithm`` (finite ε only)."""
+def means(
+    s: pd.DataFrame, algorithm: str, dataset: str | None = None, column: str = "mean", **fixed
+) -> pd.Series:
+    """Mean metric (or another summary ``column``, e.g. ``ci95_high``) indexed by ε for
+    one variant of ``algorithm`` (finite ε only)."""
     sub = s if dataset is None else s[s["dataset"] == dataset]
     sub = select(sub, algorithm, **fixed)
     sub = one_variant(sub[np.isfinite(sub["epsilon"].astype(float))])
     if sub.empty:
         return pd.Series(dtype=float)
-    return sub.set_index("epsilon")["mean"].sort_index()
+    return sub.set_index("epsilon")[column].sort_index()
 
 
 def datasets(s: pd.DataFrame) -> list[str]:
