@@ -2,7 +2,7 @@
 
 For every paper spec (configs/fig*.yaml, numeric-checks, b-*): its summary.csv, timing.csv,
 table.md, figure.png and a trimmed meta.json (spec file and hash, commit, start and finish).
-Then audit.csv, REPORT.md regenerated from the copies, and docs/results/meta.json naming
+Then audit.csv and audit.png, REPORT.md regenerated from the copies, and docs/results/meta.json naming
 the commit, date, machine and wall time. No runs.csv and no cells. Fails if the copies would
 exceed 5 MB or a spec's results are incomplete.
 
@@ -94,7 +94,9 @@ def main() -> int:
         (out / sp.name / "meta.json").write_text(json.dumps(trimmed, indent=1) + "\n")
     if (results / "audit" / "audit.csv").is_file():
         (out / "audit").mkdir()
-        shutil.copy2(results / "audit" / "audit.csv", out / "audit" / "audit.csv")
+        for name in ("audit.csv", "audit.png"):
+            if (results / "audit" / name).is_file():
+                shutil.copy2(results / "audit" / name, out / "audit" / name)
     report.write_report(out, out / "REPORT.md")
     first = min(starts) if starts else None
     last = max(ends) if ends else None
