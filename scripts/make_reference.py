@@ -2,9 +2,9 @@
 
 For every paper spec (configs/fig*.yaml, numeric-checks, b-*): its summary.csv, timing.csv,
 table.md, figure.png and a trimmed meta.json (spec file and hash, commit, start and finish).
-Then audit.csv and audit.png, REPORT.md regenerated from the copies, and docs/results/meta.json naming
-the commit, date, machine and wall time. No runs.csv and no cells. Fails if the copies would
-exceed 5 MB or a spec's results are incomplete.
+Then audit.csv and audit.png, REPORT.md regenerated from the copies, and
+docs/results/meta.json naming the commit, date, machine and wall time. No runs.csv and no
+cells. Fails if the copies would exceed 5 MB or a spec's results are incomplete.
 
     python scripts/make_reference.py [--results results] [--out docs/results]
 """
