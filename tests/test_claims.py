@@ -50,7 +50,9 @@ FLIPS = {
         lambda s: _set(s, _alg(s, "gkm_3k"), to=0.0),
     ),
     "GkM-3K is worse than DPLloyd": lambda s: _set(s, _alg(s, "dplloyd"), times=100),
-    "DPLloyd beats PGkM everywhere": lambda s: _set(s, _alg(s, "pgkm"), to=0.0),
+    "DPLloyd beats PGkM everywhere": lambda s: _set(
+        _set(s, _alg(s, "pgkm"), to=0.0), _alg(s, "pgkm"), "ci95_high", to=0.0
+    ),
     "EUGkM (θ = 10) degrades with d": lambda s: _set(s, _alg(s, "eugkm") & _top(s, "d"), to=0.0),
     "DPLloyd degrades with k": lambda s: _set(s, _alg(s, "dplloyd") & _top(s, "k"), to=0.0),
     "DPLloyd is more robust to d": lambda s: _set(

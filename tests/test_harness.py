@@ -261,6 +261,12 @@ def test_parallel_table_writing_gives_the_same_bytes(tmp_path):
 
 
 def test_heaviest_cells_start_first(tmp_path, monkeypatch):
+    """With a warm kernel cache the cells start heaviest first (a cold cache first spreads
+    the compilations, :func:`~dpcluster.harness.run.spread_compilations`, tested on its
+    own): the cache's state on this machine must not decide the test."""
+    import dpcluster.harness.run as run_module
+
+    monkeypatch.setattr(run_module, "spread_compilations", lambda order, warm=None: order)
     started = []
     real_run = harness.run_cell
     monkeypatch.setattr(

@@ -30,7 +30,7 @@ import functools
 import math
 
 #: the PLDs' loss discretization (dp-accounting's value_discretization_interval)
-VALUE_INTERVAL = 1e-4
+VALUE_INTERVAL = 1e-3
 #: a pure release's largest ε given a PLD here (e^ε must stay a finite double); beyond
 #: it :func:`composed_epsilon` is ∞ and the ledger's other routes apply
 PURE_MAX = 500.0
@@ -91,14 +91,16 @@ def gaussian_epsilon(rho: float, delta: float) -> float:
     return hi
 
 
-def grid_interval(rho: float, pure) -> float:
-    """The PLDs' loss grid: :data:`VALUE_INTERVAL`, widened where the composed losses span
-    more than 2^20 steps (a Gaussian of μ = √(2ρ) spans about μ²/2 ± 20μ, each pure
-    release ±ε). A wider grid is still pessimistic, only looser; it keeps a huge ε (an
-    audit at ε = 10⁵) from building PLDs of billions of points."""
+def grid_interval(rho: float, pure_sum: float, pure_min: float = math.inf) -> float:
+    """The PLDs' loss grid: :data:`VALUE_INTERVAL`, or 1/100 of the smallest pure ε when
+    that is finer (a pure release's atoms round up to the grid, which must not inflate a
+    small ε), widened where the composed losses span more than 2^20 steps (a Gaussian of
+    μ = √(2ρ) spans about μ²/2 ± 20μ, the pure releases ±``pure_sum``). Any grid is
+    pessimistic; a wider one is only looser, and keeps a huge ε (an audit at ε = 10⁵) from
+    building PLDs of billions of points."""
     mu = math.sqrt(2.0 * rho) if rho > 0 else 0.0
-    span = mu * mu / 2.0 + 20.0 * mu + 2.0 * math.fsum(pure)
-    return max(VALUE_INTERVAL, span / 2**20)
+    span = mu * mu / 2.0 + 20.0 * mu + 2.0 * pure_sum
+    return max(min(VALUE_INTERVAL, pure_min / 100.0), span / 2**20)
 
 
 def _grouped(values: tuple[float, ...]) -> list[tuple[float, int]]:
@@ -117,7 +119,7 @@ def _composed(pure: tuple[float, ...], rho: float, delta: float) -> float:
     from dp_accounting.pld import common
     from dp_accounting.pld import privacy_loss_distribution as pld
 
-    interval = grid_interval(rho, pure)
+    interval = grid_interval(rho, math.fsum(pure), min(pure, default=math.inf))
     total = None
     if rho > 0:
         total = pld.from_gaussian_mechanism(
@@ -151,7 +153,8 @@ def composed_generic_epsilon(pure, rho: float, generic, delta: float) -> float:
     from dp_accounting.pld import privacy_loss_distribution as pld
 
     rho = rho_up(float(rho))
-    interval = grid_interval(rho, pure + [e for e, _ in generic])
+    every = pure + [e for e, _ in generic]
+    interval = grid_interval(rho, math.fsum(every), min(every, default=math.inf))
     parts = []
     if rho > 0:
         parts.append(
@@ -343,7 +346,9 @@ def event_epsilon(event, delta: float) -> float:
     if not gaussians and not pure:
         return 0.0
     rho = math.fsum(1.0 / (2.0 * z * z) for z in gaussians)
-    interval = grid_interval(rho, [e * c for e, c in pure])
+    interval = grid_interval(
+        rho, math.fsum(e * c for e, c in pure), min((e for e, _ in pure), default=math.inf)
+    )
     parts = [
         pld.from_gaussian_mechanism(standard_deviation=z, value_discretization_interval=interval)
         for z in gaussians
