@@ -64,7 +64,7 @@ def test_pure_releases_compose_as_randomised_response_pairs():
     """A pure ε-DP release enters as binary randomised response at ε, the pair every ε-DP
     mechanism is dominated by: one alone is (ε, 0); 21 at 1/21 compose below their sum
     and below Rényi's 0.875, and above the Laplace-specific 0.837 (a weaker, valid bound)."""
-    assert pld.composed_epsilon((0.3,), 0.0, 1e-6) == pytest.approx(0.3, abs=2e-4)
+    assert pld.composed_epsilon((0.3,), 0.0, 1e-6) == pytest.approx(0.3, abs=1e-3)  # a grid step
     many = pld.composed_epsilon((1 / 21,) * 21, 0.0, 1e-6)
     assert 0.837 < many < 0.875
 

@@ -82,8 +82,9 @@ def calibrate(
         return min(composed_epsilon(counts(alpha), rho, delta), basic)
 
     def tight(alpha: float) -> float:  # PLD, kept a margin below ε
-        return pld.composed_epsilon(counts(alpha), 1.0 / (2.0 * alpha * alpha), delta) * (
-            1.0 + pld.MARGIN
+        rho = 1.0 / (2.0 * alpha * alpha)
+        return pld.composed_epsilon(counts(alpha), rho, delta) * (1.0 + pld.MARGIN) + pld.slack(
+            rho, counts(alpha)
         )
 
     lo, hi = 1e-6, 1.0

@@ -171,8 +171,12 @@ class Ledger:
         if not any(e.rho for e in self.entries):
             return []
         from .gaussian import zcdp_epsilon
+        from .pld import gaussian_epsilon, rho_up
 
-        return [zcdp_epsilon(self.rho, self.delta)]
+        # the zCDP conversion, or the group's exact Gaussian curve (GDP), the smaller
+        return [
+            min(zcdp_epsilon(self.rho, self.delta), gaussian_epsilon(rho_up(self.rho), self.delta))
+        ]
 
     def _composed(self, pure: list[float]) -> float:
         """The pure releases ``pure`` (ε's) with the zCDP group: the smallest of basic

@@ -100,7 +100,21 @@ def grid_interval(rho: float, pure_sum: float, pure_min: float = math.inf) -> fl
     building PLDs of billions of points."""
     mu = math.sqrt(2.0 * rho) if rho > 0 else 0.0
     span = mu * mu / 2.0 + 20.0 * mu + 2.0 * pure_sum
-    return max(min(VALUE_INTERVAL, pure_min / 100.0), span / 2**20)
+    return 2.0 ** math.ceil(math.log2(max(min(VALUE_INTERVAL, pure_min / 100.0), span / 2**20)))
+
+
+def slack(rho: float, pure) -> float:
+    """How far below ε calibration aims when pure releases sit beside the Gaussian group
+    and the loss grid is widened by the losses' span (huge ε): a few grid steps, which
+    bound how much a pessimistic PLD can move between two nearby ρ on grids of different
+    width; 0 on the fixed grid and for the Gaussian group alone (closed form)."""
+    pure = [float(e) for e in pure]
+    if not pure:
+        return 0.0
+    base = grid_interval(0.0, 0.0, min(pure))
+    interval = grid_interval(rho, math.fsum(pure), min(pure))
+    # on the fixed grid nearby ρ share every grid point; a grid widened by the span moves
+    return 0.0 if interval == base else 4.0 * interval
 
 
 def _grouped(values: tuple[float, ...]) -> list[tuple[float, int]]:
@@ -120,6 +134,8 @@ def _composed(pure: tuple[float, ...], rho: float, delta: float) -> float:
     from dp_accounting.pld import privacy_loss_distribution as pld
 
     interval = grid_interval(rho, math.fsum(pure), min(pure, default=math.inf))
+    if interval > grid_interval(0.0, 0.0, min(pure, default=math.inf)):
+        return math.inf  # losses past 2^20 grid steps (huge ε): the older routes apply
     total = None
     if rho > 0:
         total = pld.from_gaussian_mechanism(
@@ -192,7 +208,8 @@ def _largest_rho(pure: tuple[float, ...], epsilon: float, delta: float) -> float
         return 0.0
 
     def excess(log_rho: float) -> float:
-        return _composed(pure, rho_down(math.exp(log_rho)), delta) - target
+        rho = rho_down(math.exp(log_rho))
+        return _composed(pure, rho, delta) + slack(rho, pure) - target
 
     # a bracket: the Gaussian group alone at ε is an upper end (pure releases only add)
     hi = math.log(max(_largest_rho((), epsilon, delta) if pure else 4.0 * epsilon, 1e-300))
@@ -224,7 +241,8 @@ def _largest_rho(pure: tuple[float, ...], epsilon: float, delta: float) -> float
                 f_lo /= 2.0
             side = 1
     best = rho_down(math.exp(lo))
-    return best if best > 0 and _composed(pure, best, delta) <= target else 0.0
+    ok = _composed(pure, best, delta) + slack(best, pure) <= target
+    return best if best > 0 and ok else 0.0
 
 
 def largest_rho(pure, epsilon: float, delta: float) -> float:
