@@ -17,6 +17,7 @@ import argparse
 import math
 import sys
 import warnings
+from contextlib import nullcontext
 from pathlib import Path
 from unittest import mock
 
@@ -70,7 +71,7 @@ def utility_table(root, sets, method_names, epsilons, seeds, delta) -> None:
                 got = {}
                 for route in ("pld", "older"):
                     off = mock.patch.object(pld, "_largest_rho", lambda *a: 0.0)
-                    with warnings.catch_warnings(), off if route == "older" else _nothing():
+                    with warnings.catch_warnings(), off if route == "older" else nullcontext():
                         warnings.simplefilter("ignore")
                         fits = [
                             DPKMeans(
@@ -87,14 +88,6 @@ def utility_table(root, sets, method_names, epsilons, seeds, delta) -> None:
                     flush=True,
                 )
     print(f"\ngeometric mean PLD / older: {math.exp(np.mean(np.log(ratios))):.3f}")
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def main(argv=None) -> int:

@@ -78,8 +78,7 @@ def test_calibration_is_the_smallest_alpha_within_the_budget():
             pld.composed_epsilon(counts, 1 / (2 * a * a), 1e-6),
         )
 
-    assert spent(alpha) <= 1.0 < spent(alpha * (1 - 1e-3))
-    assert spent(alpha) == pytest.approx(1.0, rel=1e-6)
+    assert spent(alpha) <= 1.0 < spent(alpha * (1 - 1e-6))
 
 
 def test_the_ledger_books_at_most_epsilon_and_delta_with_21_count_levels():

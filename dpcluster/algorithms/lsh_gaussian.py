@@ -83,9 +83,7 @@ def calibrate(
 
     def tight(alpha: float) -> float:  # PLD, kept a margin below ε
         rho = 1.0 / (2.0 * alpha * alpha)
-        return pld.composed_epsilon(counts(alpha), rho, delta) * (1.0 + pld.MARGIN) + pld.slack(
-            rho, counts(alpha)
-        )
+        return pld.composed_epsilon(counts(alpha), rho, delta) * (1.0 + pld.MARGIN)
 
     lo, hi = 1e-6, 1.0
     while loose(hi) > epsilon:

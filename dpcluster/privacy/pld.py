@@ -30,7 +30,7 @@ import functools
 import math
 
 #: the PLDs' loss discretization (dp-accounting's value_discretization_interval)
-VALUE_INTERVAL = 1e-3
+VALUE_INTERVAL = 1e-4
 #: a pure release's largest ε given a PLD here (e^ε must stay a finite double); beyond
 #: it :func:`composed_epsilon` is ∞ and the ledger's other routes apply
 PURE_MAX = 500.0
@@ -97,24 +97,12 @@ def grid_interval(rho: float, pure_sum: float, pure_min: float = math.inf) -> fl
     small ε), widened where the composed losses span more than 2^20 steps (a Gaussian of
     μ = √(2ρ) spans about μ²/2 ± 20μ, the pure releases ±``pure_sum``). Any grid is
     pessimistic; a wider one is only looser, and keeps a huge ε (an audit at ε = 10⁵) from
-    building PLDs of billions of points."""
+    building PLDs of billions of points. Where it widens, :func:`composed_epsilon` (what
+    calibration and ledgers read) is ∞ instead: nearby ρ on grids of different widths
+    need not compare in order, and the older routes apply there."""
     mu = math.sqrt(2.0 * rho) if rho > 0 else 0.0
     span = mu * mu / 2.0 + 20.0 * mu + 2.0 * pure_sum
-    return 2.0 ** math.ceil(math.log2(max(min(VALUE_INTERVAL, pure_min / 100.0), span / 2**20)))
-
-
-def slack(rho: float, pure) -> float:
-    """How far below ε calibration aims when pure releases sit beside the Gaussian group
-    and the loss grid is widened by the losses' span (huge ε): a few grid steps, which
-    bound how much a pessimistic PLD can move between two nearby ρ on grids of different
-    width; 0 on the fixed grid and for the Gaussian group alone (closed form)."""
-    pure = [float(e) for e in pure]
-    if not pure:
-        return 0.0
-    base = grid_interval(0.0, 0.0, min(pure))
-    interval = grid_interval(rho, math.fsum(pure), min(pure))
-    # on the fixed grid nearby ρ share every grid point; a grid widened by the span moves
-    return 0.0 if interval == base else 4.0 * interval
+    return max(min(VALUE_INTERVAL, pure_min / 100.0), span / 2**20)
 
 
 def _grouped(values: tuple[float, ...]) -> list[tuple[float, int]]:
@@ -208,8 +196,7 @@ def _largest_rho(pure: tuple[float, ...], epsilon: float, delta: float) -> float
         return 0.0
 
     def excess(log_rho: float) -> float:
-        rho = rho_down(math.exp(log_rho))
-        return _composed(pure, rho, delta) + slack(rho, pure) - target
+        return _composed(pure, rho_down(math.exp(log_rho)), delta) - target
 
     # a bracket: the Gaussian group alone at ε is an upper end (pure releases only add)
     hi = math.log(max(_largest_rho((), epsilon, delta) if pure else 4.0 * epsilon, 1e-300))
@@ -241,8 +228,7 @@ def _largest_rho(pure: tuple[float, ...], epsilon: float, delta: float) -> float
                 f_lo /= 2.0
             side = 1
     best = rho_down(math.exp(lo))
-    ok = _composed(pure, best, delta) + slack(best, pure) <= target
-    return best if best > 0 and ok else 0.0
+    return best if best > 0 and _composed(pure, best, delta) <= target else 0.0
 
 
 def largest_rho(pure, epsilon: float, delta: float) -> float:
