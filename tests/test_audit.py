@@ -82,7 +82,7 @@ def test_dplloyd_transcript_llr_matches_a_direct_density():
     n, eps = 6, 0.8
     seen = []
     rec = TranscriptLLR(D, D2, n, per_trial=False)
-    with observe(lambda rel: (seen.append(rel), rec(rel))):
+    with observe(lambda rel: seen.append(rel) or rec(rel)):
         dplloyd_batch(
             D,
             np.repeat(init, n, 0),

@@ -90,8 +90,12 @@ def private_radius(
         ExponentialMechanism(epsilon, loss_sensitivity(quantile)), "clipping radius (norm quantile)"
     )
     i = mech.select(rng, radius_loss(Z, radii, quantile))
-    release(
-        mech, "clipping radius (norm quantile)", i, lambda data: radius_loss(data, radii, quantile)
+    i = release(
+        mech,
+        "clipping radius (norm quantile)",
+        i,
+        lambda data: radius_loss(data, radii, quantile),
+        rng=rng,
     )
     return float(radii[i])
 

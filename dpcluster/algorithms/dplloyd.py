@@ -363,14 +363,14 @@ def _iterate(
         noisy_c = count_mech.add(counts, noise_count[:, it])
         noisy_s = sum_mech.add(sums, noise_sum[:, it])
         state = C  # the public centroids this iteration's queries are asked at
-        release(
+        noisy_c = release(
             count_mech,
             "cluster counts",
             noisy_c,
             lambda data, C=state, stats=stats_it: stats(prepared(data), C)[0],
             batch=True,
         )
-        release(
+        noisy_s = release(
             sum_mech,
             "cluster coordinate sums",
             noisy_s,

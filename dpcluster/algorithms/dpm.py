@@ -61,6 +61,7 @@ from ..privacy.gaussian import GaussianMechanism
 from ..privacy.rdp import largest_rho
 from . import checks
 from .dplloyd import DPResult
+from .refine import ball_announcer
 from .weighted import weighted_kmeans
 
 #: split levels L: 0 means ⌈log2 k⌉ + 1 (:func:`default_levels`), their 7 at k = 64
@@ -121,11 +122,12 @@ def interval_size(X, r, noisy_n, epsilon, rng, sim_rng, ledger, announce=release
 
     mech = ledger.record(ExponentialMechanism(epsilon, sensitivity), "gap quantile")
     pick = mech.select(rng, loss(gaps))
-    announce(
+    pick = announce(
         mech,
         "gap quantile",
         pick,
         lambda data: loss(np.sort(np.diff(np.sort(data, axis=0), axis=0).ravel())),
+        rng=rng,
     )
     n = int(min(max(noisy_n, 2.0), 2e6))
     normal = np.diff(np.sort(sim_rng.standard_normal((n, 4)), axis=0), axis=0)
@@ -159,7 +161,7 @@ def dpm(
     N, d = X.shape
     r_vec = np.broadcast_to(np.asarray(r, dtype=np.float64), (d,))
     X = checks.project_to_ball(X, ball)  # in a ball, every record's norm is at most it
-    announce = _announcer(ball)
+    announce = ball_announcer(ball)
     levels = int(levels) or default_levels(k)
     eps_bw, eps_count, eps_split = within(epsilon, [s * epsilon for s in SHARES])
     counts = level_shares(eps_count, levels + 1)
@@ -170,13 +172,14 @@ def dpm(
 
     level_mechs = [LaplaceMechanism(e, 1.0) for e in counts]
     ledger.record(level_mechs[0], "node counts", round=0)
-    noisy_n = float(level_mechs[0].add(N, level_mechs[0].noise(count_rng, 1))[0])
-    announce(
+    noisy_n = level_mechs[0].add(N, level_mechs[0].noise(count_rng, 1))
+    noisy_n = announce(
         level_mechs[0],
         "node counts",
-        np.array([noisy_n]),
+        noisy_n,
         lambda data: np.array([float(len(data))]),
     )
+    noisy_n = float(noisy_n[0])
     h = interval_size(X, r_vec, noisy_n, eps_bw, bw_rng, sim_rng, ledger, announce)
     lo = -r_vec
     n_intervals = np.maximum(1, np.floor(2.0 * r_vec / h)).astype(int)
@@ -206,7 +209,7 @@ def dpm(
             no_score = np.zeros(int(n_intervals.sum()))  # ñ <= 0: a uniform choice
             scores = _scores(X[idx], centres_of, h, n) if n_noisy > 0 else no_score
             pick = mech.select(split_rng, -scores)
-            announce(mech, "split choice", pick, loss)
+            pick = announce(mech, "split choice", pick, loss, rng=split_rng)
             chosen.append((idx, path, n_noisy, _split_at(pick, n_intervals, centres_of)))
             mechs.append(mech)
         ledger.record(
@@ -223,7 +226,7 @@ def dpm(
         exact = np.array([float(len(i)) for i, _ in children])
         noisy = mech_count.add(exact, mech_count.noise(count_rng, len(exact)))
         paths = [p for _, p in children]
-        announce(
+        noisy = announce(
             mech_count,
             "node counts",
             noisy,
@@ -268,7 +271,7 @@ def dpm(
     ledger.record(sums, "leaf coordinate sums")
     exact_sums = np.array([X[idx].sum(axis=0) for idx, _, _ in leaves])
     noisy_sums = sums.add(exact_sums, sums.noise(sum_rng, exact_sums.shape))
-    announce(
+    noisy_sums = announce(
         sums,
         "leaf coordinate sums",
         noisy_sums,
@@ -294,23 +297,6 @@ def _scores(Xn: np.ndarray, centres_of: list[np.ndarray], h: float, n: float) ->
         p = np.searchsorted(col, centres, side="left").astype(np.float64)
         out.append(W_CENTRE * centreness(n, p) + W_EMPTY * empty)
     return np.concatenate(out)
-
-
-def _announcer(ball: float | None):
-    """:func:`~..privacy.release`, with each query fed the data as the mechanisms see it:
-    projected into the ball when there is one."""
-    if ball is None:
-        return release
-
-    def announce(mechanism, purpose, output, query):
-        release(
-            mechanism,
-            purpose,
-            output,
-            lambda data: query(checks.project_to_ball(data, ball)),
-        )
-
-    return announce
 
 
 def _members(data: np.ndarray, path: tuple) -> np.ndarray:

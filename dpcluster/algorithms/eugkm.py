@@ -92,7 +92,7 @@ def eugkm(
         eps_n = N_SHARE * epsilon
         n_mech = ledger.record(LaplaceMechanism(eps_n, 1.0), "record count N (chooses M)")
         noisy_n = float(n_mech.add(N, n_mech.noise(n_rng, 1))[0])
-        release(n_mech, "record count N", noisy_n, lambda data: float(len(data)))
+        noisy_n = release(n_mech, "record count N", noisy_n, lambda data: float(len(data)))
         n_used = max(1.0, noisy_n)
         eps_cells = remaining(epsilon, [eps_n])
     elif n is None:
@@ -113,7 +113,7 @@ def eugkm(
     counts = grid_histogram(X, m, r)
     cell_mech = ledger.record(LaplaceMechanism(eps_cells, 1.0), "grid cell counts")
     noisy = cell_mech.add(counts, cell_mech.noise(cell_rng, n_cells))
-    release(cell_mech, "grid cell counts", noisy, lambda data: grid_histogram(data, m, r))
+    noisy = release(cell_mech, "grid cell counts", noisy, lambda data: grid_histogram(data, m, r))
     if seeding == "synopsis":
         inits = synopsis_seeds(noisy, m, inits, cell_mech.scale, rng.spawn(1)[0], r)
     C, iters = grid_lloyd_batch(

@@ -216,7 +216,7 @@ def noisy_average(
         "averaged block centroids (k·d coordinates)",
     )
     out = mech.add(centre, mech.noise(rng, centre.shape))
-    release(
+    out = release(
         mech,
         "averaged block centroids (k·d coordinates)",
         out,

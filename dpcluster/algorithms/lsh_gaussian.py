@@ -174,8 +174,8 @@ def lsh_splits_gaussian(
     level = LaplaceMechanism(1.0 / (COUNT_MULTIPLIER * alpha), 1.0)
     if root is None:
         ledger.record(level, "tree node counts", round=0)
-        root = float(level.add(N, level.noise(count_rng, 1))[0])
-        release(level, "tree node counts", np.array([root]), lambda data: np.array([len(data)]))
+        root = level.add(N, level.noise(count_rng, 1))
+        root = release(level, "tree node counts", root, lambda data: np.array([len(data)]))[0]
     root = float(root)
     sums = GaussianMechanism(1.0 / (2.0 * alpha * alpha), radius, d, delta)
     t_node, t_branch = tree_thresholds(root, k, d, sums.sigma, radius)
@@ -191,7 +191,7 @@ def lsh_splits_gaussian(
     ledger.record(sums, "leaf coordinate sums")
     exact = _leaf_sums(X, bits, leaves)
     noisy = sums.add(exact, sums.noise(sum_rng, exact.shape))
-    release(
+    noisy = release(
         sums,
         "leaf coordinate sums",
         noisy,

@@ -115,8 +115,8 @@ def lsh_splits(
     # node ids: a node is the hash prefix of its records, as an integer with its depth
     node = np.zeros(N, dtype=np.int64)
     ledger.record(level, "tree node counts", round=0)
-    root = float(level.add(N, level.noise(count_rng, 1))[0])
-    release(level, "tree node counts", np.array([root]), lambda data: np.array([len(data)]))
+    root = level.add(N, level.noise(count_rng, 1))
+    root = float(release(level, "tree node counts", root, lambda data: np.array([len(data)]))[0])
     t_node = node_threshold(root, k, d, eps_sum, r, ball)
     t_branch = 3.0 * t_node
     frontier = {0: root}  # prefix -> noisy count, at the current depth
@@ -145,7 +145,7 @@ def lsh_splits(
     )
     exact_sums = _leaf_sums(X, bits, leaves)
     noisy_sums = sum_mech.add(exact_sums, sum_mech.noise(sum_rng, exact_sums.shape))
-    release(
+    noisy_sums = release(
         sum_mech,
         "leaf coordinate sums",
         noisy_sums,
@@ -170,7 +170,7 @@ def count_children(level, node, bits, j, branching, rng, ledger, directions):
     exact = _counts(node, children)
     ledger.record(level, "tree node counts", round=j + 1)
     noisy = level.add(exact, level.noise(rng, len(children)))
-    release(
+    noisy = release(
         level,
         "tree node counts",
         noisy,

@@ -139,7 +139,7 @@ def search(
         families = gen > 0
         exact = family_votes(X, pop, ks) if families else nearest_votes(X, pop)
         noisy = mech.add(exact, mech.noise(vote_rng, len(pop)))
-        announce(
+        noisy = announce(
             mech,
             "candidate votes",
             noisy,
@@ -207,8 +207,8 @@ def pe_lloyd(
         oversample,
     )
     tau = refine.release_tau(X, parents, eps_tau, tau_rng, ledger, domain.radius, announce)
-    l1_box = checks.ball_extent(d, r_vec, ball)
-    mechs = refine.step_mechanisms(step_budget, delta, steps, d, tau, l1_box)
+    l1_diameter = 2.0 * checks.ball_extent(d, r_vec, ball)
+    mechs = refine.step_mechanisms(step_budget, delta, steps, d, tau, l1_diameter)
     C = refine.refine(X, parents, mechs, step_rng, ledger, tau, domain.project, announce)
     info = {"generations": len(votes_mechs), "tau": tau, "mutants": L}
     return DPResult(np.clip(C, -r_vec, r_vec), ledger, T, info)

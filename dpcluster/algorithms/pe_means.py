@@ -236,7 +236,7 @@ def pe_means(
         mech = ledger.record(mechs[gen], "candidate votes", round=gen)
         exact = np.bincount(nearest(X, population), minlength=len(population)).astype(float)
         noisy = mech.add(exact, mech.noise(vote_rng, len(population)))
-        release(
+        noisy = release(
             mech,
             "candidate votes",
             noisy,

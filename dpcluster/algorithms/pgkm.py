@@ -114,13 +114,14 @@ def genetic_kmeans(
             for _ in range(selected):
                 i = mech.select(rng, f[remaining])
                 ledger.record(mech, "select a parameter by SSE fitness", round=it)
-                release(
+                i = release(
                     mech,
                     "select a parameter by SSE fitness",
                     i,
                     lambda data, pool=cands[remaining]: sse_expanded(
                         data, pool.reshape(-1, k, d), step
                     ),
+                    rng=rng,
                 )
                 chosen.append(int(remaining[i]))
                 remaining = np.delete(remaining, i)

@@ -61,9 +61,9 @@ def release_count(
     ``ledger``. Returns Ñ clipped below at 1 (post-processing)."""
     checks.points(Z, r)
     mech = ledger.record(LaplaceMechanism(epsilon, 1.0), PURPOSE)
-    noisy = float(mech.add(len(Z), mech.noise(rng, 1))[0])
-    release(mech, PURPOSE, np.array([noisy]), lambda data: np.array([float(len(data))]))
-    return max(1.0, noisy)
+    noisy = mech.add(len(Z), mech.noise(rng, 1))
+    noisy = release(mech, PURPOSE, noisy, lambda data: np.array([float(len(data))]))
+    return max(1.0, float(noisy[0]))
 
 
 def needs_count(method: str, params: dict) -> bool:

@@ -37,14 +37,14 @@ def noisy_mean(
         count_eps, sum_eps = within(epsilon, [share.count, share.sum])
         count_mech = ledger.record(LaplaceMechanism(count_eps, 1.0), "record count")
         count = float(count_mech.add(N, count_mech.noise(count_rng, 1))[0])
-        release(count_mech, "record count", count, lambda data: float(len(data)))
+        count = release(count_mech, "record count", count, lambda data: float(len(data)))
     else:
         sum_eps = epsilon
     sum_mech = ledger.record(
         LaplaceMechanism(sum_eps, checks.extent(d, r), coordinates=d), "coordinate sums"
     )
     total = sum_mech.add(X.sum(axis=0), sum_mech.noise(sum_rng, d))
-    release(sum_mech, "coordinate sums", total, lambda data: data.sum(axis=0))
+    total = release(sum_mech, "coordinate sums", total, lambda data: data.sum(axis=0))
     return np.clip(total / max(count, 1.0), -r, r), count
 
 

@@ -75,13 +75,19 @@ def release_tau(X, C, epsilon, rng, ledger: Ledger, radius: float, announce=rele
     purpose = "displacement radius τ (distance quantile)"
     mech = ledger.record(ExponentialMechanism(epsilon, max(QUANTILE, 1 - QUANTILE)), purpose)
     i = mech.select(rng, tau_loss(X, C, candidates))
-    announce(mech, purpose, i, lambda data, C=C: tau_loss(data, C, candidates))
+    i = announce(mech, purpose, i, lambda data, C=C: tau_loss(data, C, candidates), rng=rng)
     return float(candidates[i])
 
 
-def step_mechanisms(budget: float, delta: float, steps: int, d: int, tau: float, l1_box: float):
+def step_mechanisms(
+    budget: float, delta: float, steps: int, d: int, tau: float, l1_diameter: float
+):
     """[(count mechanism, sum mechanism)] per step: Gaussian splitting zCDP ``budget``
-    (δ > 0), or Laplace splitting ε ``budget`` in half between counts and sums (δ = 0)."""
+    (δ > 0), or Laplace splitting ε ``budget`` in half between counts and sums (δ = 0).
+
+    A clipped displacement x − c(x) has L2 norm at most τ, so L1 norm at most √d·τ, and at
+    most ``l1_diameter``, the largest L1 distance between two points of the domain (x and
+    c(x) both lie in it): twice the largest L1 norm of a record, not once."""
     per = within(budget, [budget / steps], steps)[0]
     if delta > 0:
         rho_count, rho_sums = gaussian_split(per, d)
@@ -91,7 +97,7 @@ def step_mechanisms(budget: float, delta: float, steps: int, d: int, tau: float,
         )
     else:
         eps_count, eps_sums = within(per, [per / 2.0, per / 2.0])
-        l1 = min(math.sqrt(d) * tau, l1_box)
+        l1 = min(math.sqrt(d) * tau, l1_diameter)
         pair = (LaplaceMechanism(eps_count, 1.0), LaplaceMechanism(eps_sums, l1, coordinates=d))
     return [pair] * steps
 
@@ -130,13 +136,13 @@ def refine(
         counts, sums = clipped_stats(X, C, tau)
         noisy_c = count_mech.add(counts, count_mech.noise(count_rng, k))
         noisy_s = sum_mech.add(sums, sum_mech.noise(sum_rng, (k, d)))
-        announce(
+        noisy_c = announce(
             count_mech,
             "cluster counts (refinement)",
             noisy_c,
             lambda data, C=C: clipped_stats(data, C, tau)[0],
         )
-        announce(
+        noisy_s = announce(
             sum_mech,
             "clipped displacement sums (refinement)",
             noisy_s,
@@ -155,7 +161,13 @@ def ball_announcer(ball: float | None):
     if ball is None:
         return release
 
-    def announce(mechanism, purpose, output, query):
-        release(mechanism, purpose, output, lambda data: query(checks.project_to_ball(data, ball)))
+    def announce(mechanism, purpose, output, query, rng=None):
+        return release(
+            mechanism,
+            purpose,
+            output,
+            lambda data: query(checks.project_to_ball(data, ball)),
+            rng=rng,
+        )
 
     return announce

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ..algorithms.comparators import RHO, diffprivlib_problem, fit_diffprivlib
+from .foreign import diffprivlib_hooked, diffprivlib_split_check
 from .switches import pair_at
 from .target import Target
 
@@ -69,5 +70,6 @@ def comparator_targets() -> list[Target]:
             whitebox=False,
             per_trial=True,
             note="diffprivlib 0.6.6's KMeans as shipped: black-box and its path T only",
+            extra={"replay_hook": diffprivlib_hooked, "replay_check": diffprivlib_split_check},
         )
     ]

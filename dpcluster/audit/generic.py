@@ -20,15 +20,20 @@ class _LedgerTotals:
         self.claimed_epsilon = float(ledger.get("claimed_epsilon", self.total_epsilon))
         self.total_delta = float(ledger.get("total_delta", 0.0))
         self.claimed_delta = float(ledger.get("claimed_delta", self.total_delta))
+        #: the entries as dicts (purpose, mechanism, epsilon, delta, rho, ...)
+        self.entry_dicts = list(ledger.get("entries", []))
 
 
-def entry_target(name: str, info, params: dict | None = None, trials: int = 2_000) -> Target:
+def entry_target(
+    name: str, info, params: dict | None = None, trials: int = 2_000, delta: float = 0.0
+) -> Target:
     """A central target for any registry entry (a plugin's too): one cell of ``repeat`` 1
     per trial on the standard pair (D, D + corner), streams from the trial's generator.
     The black-box bound needs the run's output: a ``centroids`` value in its row (a list
     or a JSON string); the metrics are no output (NICV is computed on the private data
-    itself). The white-box bound applies when the entry releases through dpcluster's
-    mechanisms and ``release`` hook, as the built-ins do."""
+    itself). ``delta``: the cells' δ (0: pure ε). The white-box bound applies when the
+    entry releases through dpcluster's mechanisms and ``release`` hook, as the built-ins
+    do, and goes on with what ``release`` returns (the replay audit hands it values)."""
     from ..data import Dataset
     from ..experiments import CellContext
     from ..plugins import enforce
@@ -63,6 +68,7 @@ def entry_target(name: str, info, params: dict | None = None, trials: int = 2_00
                 init_method="uniform",
                 streams=streams,
                 init_streams=StreamFactory(0, ("audit-public",)),
+                delta=float(delta),
             )
             try:
                 rows, ledger = info.run_cell(ctx)

@@ -47,6 +47,13 @@ from .base import _fail_on, _float_list, _jobs_option, _load_spec, main
     default=None,
     help="δ of the Gaussian targets' (ε, δ) [default: 1e-6]; the bounds are taken at it",
 )
+@click.option(
+    "--replay",
+    is_flag=True,
+    help="the replay audit instead: each target on neighbours with the same randomness "
+    "and the same released values, every release checked against its declared "
+    "sensitivity (OUT/replay.csv, replay.md; docs/audit.md)",
+)
 @_jobs_option("the bounds")
 @click.option(
     "--seed",
@@ -64,13 +71,15 @@ def audit(
     jobs: int,
     seed: int,
     delta: float | None,
+    replay: bool,
 ):
     """Audit the privacy of every private algorithm: 95 % lower bounds on ε (black-box from
     outputs, white-box from exact transcript likelihoods) against the claimed and the
     provable ε. Writes OUT/audit.csv, audit.md and audit.png (docs/audit.md).
 
     Exit status: 0 every verdict consistent; 3 a claimed ε is violated (Paper B's DPBV
-    always is); 4 a provable ε is violated, which means a bug in dpcluster.
+    always is; with --replay, a target whose ledger books ∞, such as diffprivlib's); 4 a
+    provable ε is violated, which means a bug in dpcluster (or in the plugin named).
     """
     import os
 
@@ -91,6 +100,8 @@ def audit(
         eps = eps or list(sp.epsilon)
     try:
         names, extra = choose_targets(names, sp, os.getcwd())
+        if replay:
+            sys.exit(_replay(names, extra, eps, jobs, seed, out))
         table = audit_mod.run_audit(
             names, eps or DEFAULT_EPSILONS, trials, jobs, seed, extra, delta
         )
@@ -104,3 +115,19 @@ def audit(
     for line in blame_lines(table):
         click.echo(line, err=True)
     sys.exit(status)
+
+
+def _replay(names, extra, eps, jobs: int, seed: int, out: str) -> int:
+    """``dpcluster audit --replay``: write replay.csv and replay.md, print the verdicts,
+    return the exit status."""
+    from ..audit import replay as replay_mod
+    from ..audit.run import _targets, select
+
+    chosen = [_targets()[n] for n in select(names)] if names is None or names else []
+    chosen += list(extra or [])
+    table = replay_mod.run_replay(chosen, eps or replay_mod.REPLAY_EPSILONS, seed, jobs)
+    for path in replay_mod.write_replay(table, out):
+        click.echo(str(path))
+    for line in replay_mod.verdict_lines(table):
+        click.echo(line)
+    return replay_mod.replay_exit(table)

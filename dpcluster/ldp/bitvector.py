@@ -156,7 +156,7 @@ class BVCodec:
             if ledger is not None:
                 ledger.record(mech, "DPBV bits of one attribute (per-bit randomised response)")
             bits ^= mech.flips(private_rng, bits.shape)
-            release(
+            bits = release(
                 mech,
                 "DPBV bits of one attribute",
                 bits,

@@ -38,11 +38,16 @@ def split_dplloyd(ctx):
         sums_mech = LaplaceMechanism(ctx.epsilon / t * (1 - share), float(d))
         for it in range(t):
             counts, sums = cluster_stats(X, C[None])
-            noisy_c = counts + ledger.record(counts_mech, "counts", it).noise(rng, counts.shape)
-            noisy_s = sums + ledger.record(sums_mech, "sums", it).noise(rng, sums.shape)
+            ledger.record(counts_mech, "counts", it)
+            ledger.record(sums_mech, "sums", it)
+            noisy_c = counts_mech.add(counts, counts_mech.noise(rng, counts.shape))
+            noisy_s = sums_mech.add(sums, sums_mech.noise(rng, sums.shape))
+            # go on with what release() returns: the replay audit hands back recorded values
             state = C[None].copy()
-            release(counts_mech, "counts", noisy_c, lambda D, S=state: cluster_stats(D, S)[0])
-            release(sums_mech, "sums", noisy_s, lambda D, S=state: cluster_stats(D, S)[1])
+            noisy_c = release(
+                counts_mech, "counts", noisy_c, lambda D, S=state: cluster_stats(D, S)[0]
+            )
+            noisy_s = release(sums_mech, "sums", noisy_s, lambda D, S=state: cluster_stats(D, S)[1])
             ok = noisy_c[0] > 0
             C = np.where(
                 ok[:, None], np.clip(noisy_s[0] / np.where(ok, noisy_c[0], 1)[:, None], -1, 1), C
