@@ -85,8 +85,9 @@ bench: setup  ## benchmark tables: DPLloyd vs NumPy/scikit-learn, every algorith
 	$(PY) scripts/bench_audit.py
 	$(PY) scripts/bench_backends.py
 
-audit: setup  ## privacy audit of every private algorithm at eps 0.5, 1, 2 -> results/audit (fails only on a violated provable eps)
+audit: setup  ## privacy audit (statistical, then replay) of every private algorithm at eps 0.5, 1, 2 -> results/audit (fails only on a violated provable eps)
 	$(VENV)/bin/dpcluster audit --jobs $(JOBS) --out results/audit || [ $$? -eq 3 ]
+	$(VENV)/bin/dpcluster audit --replay --jobs $(JOBS) --out results/audit || [ $$? -eq 3 ]
 
 reference: setup  ## copy the last reproduce-all (tables, figures, REPORT.md, audit) into docs/results/
 	$(PY) scripts/make_reference.py

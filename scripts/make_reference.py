@@ -94,7 +94,7 @@ def main() -> int:
         (out / sp.name / "meta.json").write_text(json.dumps(trimmed, indent=1) + "\n")
     if (results / "audit" / "audit.csv").is_file():
         (out / "audit").mkdir()
-        for name in ("audit.csv", "audit.png"):
+        for name in ("audit.csv", "audit.png", "replay.csv", "replay.md"):
             if (results / "audit" / name).is_file():
                 shutil.copy2(results / "audit" / name, out / "audit" / name)
     report.write_report(out, out / "REPORT.md")
