@@ -69,9 +69,9 @@ lint: setup-test  ## ruff check only
 reproduce: setup  ## run one spec: make reproduce SPEC=configs/fig1-s1.yaml [JOBS=2]
 	$(VENV)/bin/dpcluster run $(SPEC) --jobs $(JOBS)
 
-ALL_SPECS := $(wildcard configs/fig[0-9].yaml) configs/numeric-checks.yaml $(wildcard configs/b-*.yaml)
+ALL_SPECS := $(wildcard configs/fig[0-9].yaml) configs/numeric-checks.yaml $(wildcard configs/b-*.yaml) configs/ldp-modern.yaml
 
-reproduce-all: setup  ## run fig1..fig7 and b-* in one pool (resumes finished cells), then results/REPORT.md
+reproduce-all: setup  ## run fig1..fig7, b-* and ldp-modern in one pool (resumes finished cells), then results/REPORT.md
 	$(VENV)/bin/dpcluster run $(ALL_SPECS) --jobs $(JOBS)
 	$(VENV)/bin/dpcluster report
 

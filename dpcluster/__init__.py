@@ -12,6 +12,10 @@ def __getattr__(name):  # the estimators import scikit-learn: load them on first
         from . import estimator
 
         return getattr(estimator, name)
+    if name == "LDPKMeans":
+        from .ldp.estimator import LDPKMeans
+
+        return LDPKMeans
     if name in ("BudgetAccountant", "BudgetExceeded"):
         from .privacy import accountant
 

@@ -32,7 +32,12 @@ FILES = ("summary.csv", "timing.csv", "table.md", "figure.png")
 def paper_specs() -> list[Path]:
     configs = ROOT / "configs"
     return sorted(
-        [*configs.glob("fig[0-9].yaml"), configs / "numeric-checks.yaml", *configs.glob("b-*.yaml")]
+        [
+            *configs.glob("fig[0-9].yaml"),
+            configs / "numeric-checks.yaml",
+            *configs.glob("b-*.yaml"),
+            configs / "ldp-modern.yaml",
+        ]
     )
 
 

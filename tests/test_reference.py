@@ -15,6 +15,7 @@ SPECS = sorted(
         *(ROOT / "configs").glob("fig[0-9].yaml"),
         ROOT / "configs" / "numeric-checks.yaml",
         *(ROOT / "configs").glob("b-*.yaml"),
+        ROOT / "configs" / "ldp-modern.yaml",
     ]
 )
 

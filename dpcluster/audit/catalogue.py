@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..experiments import ALGORITHMS
 from .comparator_targets import unavailable
 from .generic import entry_target
+from .ldp_targets import ldp_targets
 from .local_targets import local_targets
 from .targets import Target, central_targets
 
@@ -14,7 +15,7 @@ def targets() -> dict[str, Target]:
     """Every audited mechanism, by name: the dedicated targets, then a generic
     :func:`~.generic.entry_target` for every private registry entry none of them covers,
     so an entry declared in the registry alone is audited too."""
-    own = {t.name: t for t in [*central_targets(), *local_targets()]}
+    own = {t.name: t for t in [*central_targets(), *local_targets(), *ldp_targets()]}
     covered = {c for t in own.values() for c in (t.name, *t.covers)} | set(not_private())
     covered |= set(unavailable())  # an optional comparator that is not installed
     for name, info in ALGORITHMS.items():

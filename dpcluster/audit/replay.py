@@ -214,6 +214,14 @@ def measure(rel, seen: Seen, data, other, n: int) -> tuple[np.ndarray, float, st
         a, b = np.asarray(rel.output, bool), np.asarray(seen.output, bool)
         flipped = (a != b).reshape(a.shape[0] if rel.batch else 1, -1).sum(axis=1)
         return flipped.astype(float), float(mech.sensitivity), "Hamming distance of the encodings"
+    if kind == "LocalHash":  # one cell id per user: a changed cell is one unit
+        a, b = np.asarray(rel.query(other)), np.asarray(rel.query(data))
+        return (a != b).reshape(len(a), -1).any(axis=1).astype(float), 1.0, "cells changed"
+    if kind == "DuchiCoordinate":  # the sampled coordinate's change, at most 2
+        j = np.asarray(rel.output)[:, 0]
+        a, b = np.asarray(rel.query(other), float), np.asarray(rel.query(data), float)
+        rows = np.arange(len(j))
+        return np.abs(a[rows, j] - b[rows, j]), float(mech.sensitivity), "sampled coordinate"
     answer = getattr(rel, "answer", None)
     if answer is not None and seen.answer is not None:  # a foreign mechanism's own answer
         diff = np.abs(np.asarray(answer, float) - np.asarray(seen.answer, float))

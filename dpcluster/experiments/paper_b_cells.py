@@ -27,7 +27,7 @@ from ..ldp.parties import Custodian, Receiver, pair_multiplicity, vertical_dista
 from ..privacy import LOCAL, NOT_PRIVATE, Ledger, not_private, spent
 from .protocol import CLASS_METRICS, CellContext, Row
 
-CLUSTER_METRICS = (*CLASS_METRICS, "silhouette")
+CLUSTER_METRICS = (*CLASS_METRICS, "silhouette", "kmeans_cost")
 
 
 def record_codec(ctx: CellContext, rep: int, s: int, t: float) -> RecordCodec:
@@ -163,9 +163,11 @@ def vertical_cell(ctx: CellContext) -> tuple[list[Row], dict]:
 def cluster_metrics(
     truth: np.ndarray | None, labels: np.ndarray, X: np.ndarray, silhouette: bool = True
 ) -> dict:
-    """ARI, NMI, AMI, homogeneity, completeness, V-measure against ``truth``, and the
+    """ARI, NMI, AMI, homogeneity, completeness, V-measure against ``truth``, the
     silhouette of ``labels`` on the original records X (NaN when undefined, or not asked
-    for: it takes O(N²) time)."""
+    for: it takes O(N²) time), and ``kmeans_cost``: the k-means cost of the partition in
+    X's units, the mean squared distance of a record to its cluster's own mean (DBSCAN's
+    noise, label −1, counts as one cluster)."""
     from sklearn import metrics as m
 
     out = dict.fromkeys(CLUSTER_METRICS, float("nan"))
@@ -179,10 +181,23 @@ def cluster_metrics(
             completeness=c,
             v_measure=v,
         )
+    out["kmeans_cost"] = partition_cost(X, labels)
     n_labels = len(set(labels.tolist()))
     if silhouette and 2 <= n_labels <= len(labels) - 1:
         out["silhouette"] = m.silhouette_score(X, labels)
     return {k: float(v) for k, v in out.items()}
+
+
+def partition_cost(X: np.ndarray, labels: np.ndarray) -> float:
+    """Mean over records of ‖x − mean of its cluster‖² (X's units squared)."""
+    X = np.asarray(X, dtype=np.float64)
+    _, inverse = np.unique(np.asarray(labels), return_inverse=True)
+    counts = np.bincount(inverse).astype(np.float64)
+    means = (
+        np.stack([np.bincount(inverse, weights=X[:, j]) for j in range(X.shape[1])], axis=1)
+        / counts[:, None]
+    )
+    return float(((X - means[inverse]) ** 2).sum(axis=1).mean())
 
 
 def _exact_distances(X: np.ndarray) -> np.ndarray:

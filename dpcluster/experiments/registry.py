@@ -17,12 +17,13 @@ import sys
 import traceback
 from pathlib import Path
 
+from .ldp_modern import LDP_MODERN
 from .modern import MODERN
 from .paper_a import PAPER_A
 from .paper_b import PAPER_B
 from .protocol import AlgorithmInfo
 
-ALGORITHMS: dict[str, AlgorithmInfo] = {**PAPER_A, **PAPER_B, **MODERN}
+ALGORITHMS: dict[str, AlgorithmInfo] = {**PAPER_A, **PAPER_B, **MODERN, **LDP_MODERN}
 
 
 # --- entries from outside the package ------------------------------------------------------

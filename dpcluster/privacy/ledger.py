@@ -13,6 +13,8 @@ Neighbouring relations (docs/privacy.md):
 * :data:`CENTRAL` (Paper A): D ~ D' iff one equals the other plus one tuple (docs/methods.md A0).
 * :data:`LOCAL` (Paper B): the randomiser's input changes from any value x of one
   attribute to any other value x' of the same public domain (local DP).
+* :data:`LOCAL_RECORD` (one-round LDP k-means): a user's whole record changes to any
+  other record of the public domain [-1, 1]^d (local DP).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 
 CENTRAL = "add/remove one tuple (unbounded DP)"
 LOCAL = "local: any two values of one attribute"
+LOCAL_RECORD = "local: any two records of one user"
 
 
 #: the note of a ledger whose records were scaled by their own min and max (bounds: data)

@@ -24,6 +24,7 @@ from . import paper_a, paper_b
 from .claim import Claim
 from .drawn import DRAWINGS, usable
 from .html import write_html
+from .ldp import ldp_section
 from .privacy import privacy_section
 from .runs import headline_tables, markdown
 from .tables import Verdict, select
@@ -212,6 +213,7 @@ def write_report(
     if not papers:  # the user's own runs: no paper text
         lines += privacy_section(results_dir)
         return _write(results_dir, path, lines, verdicts, unverified)
+    lines += ldp_section(results_dir)
     lines += ["## The papers' claims", ""]
     if checked:
         lines += ["| figure | claim | verdict | evidence |", "|---|---|---|---|"]
