@@ -13,7 +13,7 @@ def __getattr__(name):  # the estimators import scikit-learn: load them on first
 
         return getattr(estimator, name)
     if name == "LDPKMeans":
-        from .ldp.estimator import LDPKMeans
+        from .ldp_estimator import LDPKMeans
 
         return LDPKMeans
     if name in ("BudgetAccountant", "BudgetExceeded"):

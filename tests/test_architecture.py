@@ -42,6 +42,7 @@ LAYERS = {
     "spec": 5,
     "estimator_checks": 4,
     "estimator": 5,
+    "ldp_estimator": 5,
     "audit": 5,
     "report": 5,
     "plotting": 5,

@@ -66,6 +66,9 @@ TINY = {
     "dp_dbscan": (BLOBS, {"s": 64, "radius": 0.2}, 2),
     "agglomerative": (BLOBS, {}, 2),
     "dp_agglomerative": (BLOBS, {"s": 64}, 2),
+    "ldp_one_round": (BLOBS, {"levels": 2}, 2),
+    "ldp_grid": (BLOBS, {"level": 2}, 2),
+    "ldp_perturb": (BLOBS, {}, 2),
 }
 
 #: entries with more than one row per run: bv_profile one per true distance 0, 2, …, 20
@@ -82,6 +85,7 @@ RANGES = {
     "completeness": (0.0, 1.0),
     "v_measure": (0.0, 1.0),
     "silhouette": (-1.0, 1.0),
+    "kmeans_cost": (0.0, math.inf),
     "mae": (0.0, math.inf),
     "rmse": (0.0, math.inf),
     "estimate": (0.0, math.inf),

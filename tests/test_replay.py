@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from dpcluster.audit.catalogue import targets
 from dpcluster.audit.generic import entry_target
-from dpcluster.audit.replay import neighbour_pairs, replay_exit, replay_target, run_replay
+from dpcluster.audit.replay import neighbour_pairs, replay_target
+from dpcluster.audit.replay_report import replay_exit, run_replay
 from dpcluster.cli import main
 from dpcluster.privacy import LaplaceMechanism, observe, release
 
@@ -74,7 +75,7 @@ def test_replay_catches_every_planted_bug(bug):
 def _table(rows):
     import pandas as pd
 
-    from dpcluster.audit.replay import COLUMNS
+    from dpcluster.audit.replay_report import COLUMNS
 
     return pd.DataFrame(rows, columns=COLUMNS)
 

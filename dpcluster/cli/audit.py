@@ -120,7 +120,7 @@ def audit(
 def _replay(names, extra, eps, jobs: int, seed: int, out: str) -> int:
     """``dpcluster audit --replay``: write replay.csv and replay.md, print the verdicts,
     return the exit status."""
-    from ..audit import replay as replay_mod
+    from ..audit import replay_report as replay_mod
     from ..audit.run import _targets, select
 
     chosen = [_targets()[n] for n in select(names)] if names is None or names else []

@@ -10,10 +10,10 @@ from sklearn.base import BaseEstimator, ClusterMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .. import data
-from ..estimator_checks import _check_bounds, _rng
-from ..privacy import USER_EPSILON
-from .one_round import grid_oracle_kmeans, input_perturbation_kmeans, one_round_kmeans
+from . import data
+from .estimator_checks import _check_bounds, _rng
+from .ldp.one_round import grid_oracle_kmeans, input_perturbation_kmeans, one_round_kmeans
+from .privacy import USER_EPSILON
 
 METHODS = {
     "one_round": one_round_kmeans,
