@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ldp.one_round import Projection, book_message, encode_users
+from ..ldp.one_round import Projection, book_message, encode_users, perturb_records
 from ..ldp.oracles import LocalHash
-from ..privacy import LaplaceMechanism, Ledger, release
-from ..privacy.ledger import LOCAL_RECORD
+from ..privacy import release
 from .target import Target
 
 #: the audited shape: records of d = 8 attributes, projected to d' = 4, grid level 3
@@ -46,49 +45,27 @@ def _one_round_run(X, epsilon, rng, n, trial=None):
 
 
 def _perturb_run(X, epsilon, rng, n, trial=None):
-    d = X.shape[1]
-    mech = LaplaceMechanism(epsilon, 2.0 * d, coordinates=d)
-    ledger = Ledger(LOCAL_RECORD)
-    ledger.record(mech, "one report per user: its record with Laplace noise")
-    noisy = release(
-        mech,
-        "record with Laplace noise",
-        mech.add(X, mech.noise(rng, X.shape)),
-        lambda D: np.asarray(D, dtype=np.float64),
-        batch=True,
-    )
-    return noisy, ledger
+    return perturb_records(X, epsilon, rng)
 
 
 def ldp_targets() -> list[Target]:
     """One target per new encoder, each on the corner pair."""
     shape = {"d": D_AUDIT, "pair": "opposite corners of [-1, 1]^d"}
+    grid = {"d_proj": D_PROJ, "level": LEVEL}
+    tree = {"d_proj": D_PROJ, "levels": LEVELS, "cell_share": 0.5}
     return [
         Target(
-            name="ldp_grid (OLH cell report)",
-            covers=("ldp_grid",),
+            name=name,
+            covers=(entry,),
             kind="local",
-            params={**shape, "d_proj": D_PROJ, "level": LEVEL},
+            params={**shape, **extra},
             trials=10_000,
-            run=_grid_run,
+            run=run,
             pair=_corners,
-        ),
-        Target(
-            name="ldp_one_round (cell and coordinate)",
-            covers=("ldp_one_round",),
-            kind="local",
-            params={**shape, "d_proj": D_PROJ, "levels": LEVELS, "cell_share": 0.5},
-            trials=10_000,
-            run=_one_round_run,
-            pair=_corners,
-        ),
-        Target(
-            name="ldp_perturb (Laplace record)",
-            covers=("ldp_perturb",),
-            kind="local",
-            params=shape,
-            trials=10_000,
-            run=_perturb_run,
-            pair=_corners,
-        ),
+        )
+        for name, entry, extra, run in (
+            ("ldp_grid (OLH cell report)", "ldp_grid", grid, _grid_run),
+            ("ldp_one_round (cell and coordinate)", "ldp_one_round", tree, _one_round_run),
+            ("ldp_perturb (Laplace record)", "ldp_perturb", {}, _perturb_run),
+        )
     ]

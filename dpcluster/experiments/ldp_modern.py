@@ -15,7 +15,13 @@ the data's own units.
 
 from __future__ import annotations
 
-from ..ldp.one_round import grid_oracle_kmeans, input_perturbation_kmeans, one_round_kmeans
+from ..ldp.one_round import (
+    grid_oracle_kmeans,
+    grid_problem,
+    input_perturbation_kmeans,
+    one_round_kmeans,
+    tree_problem,
+)
 from ..privacy import spent
 from .paper_b_cells import CLUSTER_METRICS, cluster_metrics
 from .protocol import AlgorithmInfo, CellContext, Param, Row, independent_runs
@@ -66,6 +72,16 @@ def ldp_cell(ctx: CellContext, method: str) -> tuple[list[Row], dict]:
     return rows, ledger.to_dict()
 
 
+def _too_large(shape) -> tuple[str, str] | None:
+    """Preflight: a grid or net tree too large to index for this dataset's d."""
+    p = shape.params
+    if "level" in p and (problem := grid_problem(shape.d, p["d_proj"], p["level"])):
+        return "level", problem
+    if "levels" in p and (problem := tree_problem(shape.d, p["d_proj"], p["levels"])):
+        return "levels", problem
+    return None
+
+
 def _entry(name: str, method: str, summary: str, params: dict, title: str) -> AlgorithmInfo:
     return independent_runs(
         name,
@@ -75,6 +91,7 @@ def _entry(name: str, method: str, summary: str, params: dict, title: str) -> Al
         {"budget": _BUDGET, **params},
         repeat=5,
         metrics=CLUSTER_METRICS,
+        preflight=_too_large,
         title=title,
     )
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..algorithms.weighted import weighted_kmeans
+from ..kernels import labels as nearest
 from ..privacy import LaplaceMechanism, Ledger, release
 from ..privacy.budget import within
 from ..privacy.ledger import LOCAL_RECORD
@@ -41,6 +42,34 @@ PROJECTED_RADIUS = 2.5
 KEEP_SDS = 2.0
 #: the most cells kept per level (the largest counts first)
 MAX_KEPT = 256
+#: the most cells a grid may have (the grid histogram estimates every one; a cell id is an
+#: int64): (2^level)^{d'} ≤ 2^22
+MAX_GRID_BITS = 22
+#: a net tree's level-1 candidates are 2^{d'}, and its finest cell ids need levels·d' bits
+MAX_TREE_DIMS, MAX_TREE_BITS = 16, 62
+
+
+def grid_problem(d: int, d_proj: int, level: int) -> str:
+    """Why a level-``level`` grid in min(d, d_proj) dimensions is too large, or ""."""
+    dims = min(d, d_proj)
+    if level * dims > MAX_GRID_BITS:
+        return (
+            f"the grid has (2^{level})^{dims} cells, above 2^{MAX_GRID_BITS}: lower level or d_proj"
+        )
+    return ""
+
+
+def tree_problem(d: int, d_proj: int, levels: int) -> str:
+    """Why a net tree of ``levels`` levels in min(d, d_proj) dimensions is too large, or
+    ""."""
+    dims = min(d, d_proj)
+    if dims > MAX_TREE_DIMS or levels * dims > MAX_TREE_BITS:
+        return (
+            f"a {levels}-level tree in {dims} dimensions needs {levels * dims}-bit cell ids "
+            f"and 2^{dims} first-level cells (at most {MAX_TREE_BITS} bits and 2^"
+            f"{MAX_TREE_DIMS}): lower levels or d_proj"
+        )
+    return ""
 
 
 @dataclass
@@ -97,10 +126,6 @@ class Projection:
         return np.unique((child * weights[None, :, None]).sum(axis=1).ravel())
 
 
-def _nearest(P: np.ndarray, C: np.ndarray) -> np.ndarray:
-    return np.argmin(((P[:, None, :] - C[None]) ** 2).sum(axis=2), axis=1)
-
-
 def book_message(epsilon: float, what: str) -> Ledger:
     """A local ledger booking one pure ε-LDP message per user, ``what`` it holds."""
     ledger = Ledger(LOCAL_RECORD)
@@ -137,6 +162,8 @@ def one_round_kmeans(
     estimates."""
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
+    if problem := tree_problem(d, d_proj, levels):
+        raise ValueError(problem)
     proj = Projection.draw(d, d_proj, public_rng)
     ledger = book_message(epsilon, "its cell (OLH) and one coordinate (Duchi)")
     Y = proj.project(X)
@@ -152,7 +179,7 @@ def one_round_kmeans(
     )
     C_proj = weighted_kmeans(points, np.maximum(weights, 1e-9), k, public_rng, n_init=n_init)
     centres = _cluster_means(proj, hashing, coords, reports, sampled, level, kept, C_proj, k)
-    labels = _nearest(Y, C_proj)
+    labels = nearest(Y, C_proj)
     info = {
         "coreset": int(len(leaves)),
         "kept_per_level": [
@@ -258,7 +285,7 @@ def _cluster_means(proj, hashing, coords, reports, sampled, level, kept, C_proj,
         at = np.flatnonzero(level == lv)
         if len(at) == 0:
             continue
-        owner = _nearest(proj.centres(cells, lv), C_proj)
+        owner = nearest(proj.centres(cells, lv), C_proj)
         ind = hashing.indicator(reports[at], cells)  # (users, cells)
         per_cluster = np.stack([ind[:, owner == j].sum(axis=1) for j in range(k)], axis=1)
         sums += per_cluster.T @ vectors[at]
@@ -281,6 +308,8 @@ def grid_oracle_kmeans(
     (negative estimates weigh 0). Centres and labels in the projected space."""
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
+    if problem := grid_problem(d, d_proj, level):
+        raise ValueError(problem)
     proj = Projection.draw(d, d_proj, public_rng)
     ledger = book_message(epsilon, "its grid cell (OLH)")
     hashing = LocalHash(epsilon)
@@ -300,7 +329,26 @@ def grid_oracle_kmeans(
     if weights.sum() <= 0:
         weights = np.ones_like(weights)
     C = weighted_kmeans(proj.centres(every, level), weights, k, public_rng, n_init=n_init)
-    return LDPResult(_nearest(Y, C), C, ledger, "projected", {"cells": int(len(every))})
+    return LDPResult(nearest(Y, C), C, ledger, "projected", {"cells": int(len(every))})
+
+
+def perturb_records(X: np.ndarray, epsilon: float, rng: np.random.Generator):
+    """The users' side of L3: each record (n, d) in [-1, 1]^d plus lattice Laplace noise of
+    L1 sensitivity 2d, announced as one batched release. Returns (noisy records (n, d),
+    the local ledger booking one ε-LDP report per user)."""
+    X = np.asarray(X, dtype=np.float64)
+    d = X.shape[1]
+    mech = LaplaceMechanism(epsilon, 2.0 * d, coordinates=d)
+    ledger = Ledger(LOCAL_RECORD)
+    ledger.record(mech, "one report per user: its record with Laplace noise")
+    noisy = release(
+        mech,
+        "record with Laplace noise",
+        mech.add(X, mech.noise(rng, X.shape)),
+        lambda D: np.asarray(D, dtype=np.float64),
+        batch=True,
+    )
+    return noisy, ledger
 
 
 def input_perturbation_kmeans(
@@ -316,19 +364,8 @@ def input_perturbation_kmeans(
     records, centres clipped to the box."""
     from sklearn.cluster import KMeans
 
-    X = np.asarray(X, dtype=np.float64)
-    n, d = X.shape
-    mech = LaplaceMechanism(epsilon, 2.0 * d, coordinates=d)
-    ledger = Ledger(LOCAL_RECORD)
-    ledger.record(mech, "one report per user: its record with Laplace noise")
-    noisy = release(
-        mech,
-        "record with Laplace noise",
-        mech.add(X, mech.noise(rng, X.shape)),
-        lambda D: np.asarray(D, dtype=np.float64),
-        batch=True,
-    )
+    noisy, ledger = perturb_records(X, epsilon, rng)
     seed = int(public_rng.integers(0, 2**31 - 1))
     C = KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(noisy).cluster_centers_
     C = np.clip(C, -1.0, 1.0)
-    return LDPResult(_nearest(X, C), C, ledger, "original", {})
+    return LDPResult(nearest(X, C), C, ledger, "original", {})

@@ -80,7 +80,7 @@ class LocalHash:
         """Reports (n, 3) int64 for cell ids (n,)."""
         cells = np.asarray(cells, dtype=np.int64)
         n = len(cells)
-        seeds = rng.integers(0, 2**63, size=(n, 2), dtype=np.uint64) * np.uint64(2)
+        seeds = rng.integers(0, 2**64, size=(n, 2), dtype=np.uint64)
         seeds[:, 0] |= np.uint64(1)  # a odd
         true = hash_cells(seeds, cells, self.g)
         keep = rng.random(n) < self.p
