@@ -145,17 +145,17 @@ def capped_dplloyd(
         noisy_c = count_mech.add(counts, count_mech.noise(count_rng, k))
         noisy_s = sum_mech.add(sums, sum_mech.noise(sum_rng, (k, d)))
         state = C
-        noisy_c, noisy_s = (
-            release(
-                mech,
-                purpose,
-                noisy,
-                lambda data, C=state, cap=cap, part=part: capped_stats(data, C, cap)[part],
-            )
-            for mech, purpose, noisy, part in (
-                (count_mech, "capped cluster counts", noisy_c, 0),
-                (sum_mech, "capped shifted sums", noisy_s, 1),
-            )
+        noisy_c = release(
+            count_mech,
+            "capped cluster counts",
+            noisy_c,
+            lambda data, C=state, cap=cap: capped_stats(data, C, cap)[0],
+        )
+        noisy_s = release(
+            sum_mech,
+            "capped shifted sums",
+            noisy_s,
+            lambda data, C=state, cap=cap: capped_stats(data, C, cap)[1],
         )
         ok = noisy_c > min_count
         step = noisy_s / np.where(ok, noisy_c, 1.0)[:, None]
