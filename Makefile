@@ -4,8 +4,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 SPEC   ?= configs/fig1-s1.yaml
 JOBS   ?= 2
-# pytest worker processes for make test and make test-nojit (pytest-xdist; "auto": one per
-# core); the slow tests stay serial, their kill and signal timings want an idle core
+# pytest worker processes for make test, make test-nojit and the slow tests (pytest-xdist;
+# "auto": one per core); the slow tests marked serial run alone after them, their kill
+# and signal timings want an idle core
 TEST_JOBS ?= auto
 # compiled kernels are cached once per user, for make, the CLI and Python alike
 # ($DPCLUSTER_CACHE, default ~/.cache/dpcluster: dpcluster/cache.py)
@@ -35,8 +36,9 @@ test: setup-test  ## lint, then the test suite (all but the tests marked slow: m
 	$(PY) -m ruff format --check .
 	$(PY) -m pytest -q -m "not slow" -n $(TEST_JOBS)
 
-test-slow: setup-test  ## the slow tests: kill -9 resume, signals, Dask processes, the audit's planted bugs, the larger generated-kernel shapes
-	$(PY) -m pytest -q -m slow
+test-slow: setup-test  ## the slow tests: the audit's planted bugs, random budgets, the larger generated-kernel shapes; then kill -9 resume, signals, Dask processes alone
+	$(PY) -m pytest -q -m "slow and not serial" -n $(TEST_JOBS)
+	$(PY) -m pytest -q -m "slow and serial"
 
 test-nojit: setup-test  ## the kernel oracle tests once more with the JIT off (kernels run as Python)
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m kernel -p no:cacheprovider -n $(TEST_JOBS) \

@@ -439,6 +439,7 @@ def test_verify_catches_damage_and_names_the_file(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.parametrize(
     "sig,code,word",
     [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")],

@@ -54,6 +54,7 @@ def test_local_cluster_gives_the_local_bytes(tmp_path, local):
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_scheduler_and_workers_in_separate_processes(tmp_path, local):
     dask = shutil.which("dask", path=str(Path(sys.executable).parent)) or "dask"
     file = tmp_path / "scheduler.json"

@@ -164,6 +164,7 @@ def test_cell_record_and_meta_history(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_kill_9_at_twenty_points_then_resume_gives_the_same_bytes(tmp_path, clean):
     """SIGKILL (no handler runs) at 20 moments spread over a run, each followed by a
     resume: every resumed folder has the clean run's summary bytes and verifies."""

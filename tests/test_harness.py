@@ -423,6 +423,7 @@ def _grow_on_second_task(i):
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_local_pool_keeps_its_workers_when_their_memory_grows():
     """A cell worker keeps every kernel it compiles, so its memory grows by design (by
     470 MB over fig6's shapes); the local pool must not replace it as a leak, which

@@ -41,6 +41,33 @@ def test_the_gaussian_group_in_closed_form_is_dp_accountings_pld(rho, delta):
     assert ours == pytest.approx(google, rel=2e-3)
 
 
+@pytest.mark.parametrize("rho,pure", [(0.02, (0.05,)), (0.5, (0.1, 0.2)), (5.0, (1.0,))])
+def test_the_gaussian_pld_built_here_bounds_the_exact_curve_within_a_grid_step(rho, pure):
+    """pld.gaussian_pld rounds the exact loss N(μ²/2, μ²) up to the grid: alone, its ε at δ
+    is at or above the closed form and within two grid steps of it; beside pure
+    releases, at or above dp-accounting's connect-the-dots PLD of the same Gaussian and
+    within two grid steps of it."""
+    from dp_accounting.pld import common
+    from dp_accounting.pld import privacy_loss_distribution as dpa_pld
+
+    h, delta = pld.grid_interval(rho, math.fsum(pure), min(pure)), 1e-6
+    alone = pld.gaussian_pld(rho, h).get_epsilon_for_delta(delta)
+    exact = pld.gaussian_epsilon(rho, delta)
+    assert exact - 1e-9 <= alone <= exact + 2 * h
+    google = dpa_pld.from_gaussian_mechanism(
+        standard_deviation=1.0 / math.sqrt(2.0 * rho), value_discretization_interval=h
+    )
+    for eps in pure:
+        google = google.compose(
+            dpa_pld.from_privacy_parameters(
+                common.DifferentialPrivacyParameters(eps, 0.0), value_discretization_interval=h
+            )
+        )
+    ours = pld.composed_epsilon(pure, rho, delta)
+    theirs = google.get_epsilon_for_delta(delta)
+    assert theirs - 1e-12 <= ours <= theirs + 2 * h
+
+
 def test_many_gaussians_compose_to_one():
     """20 Gaussians of σ/Δ = 10 are one of σ/Δ = 10/√20 (GDP composes exactly): the issue's
     first row, ε ≈ 1.995 at δ = 1e-6 against 2.142 by the zCDP conversion."""
