@@ -38,6 +38,7 @@ from ..privacy.ledger import book_exact_count
 from ..privacy.mechanisms import snap_records
 from . import checks
 from .clipping import clip_to_ball, clipped_extent
+from .shrinkage import fill_held, noise_variance, pooled_mean, shrink_to_pooled
 
 #: ρ of the improved DPLloyd's budget split c = (4dρ²)^(1/3) (docs/methods.md A2)
 RHO = 0.225
@@ -191,6 +192,7 @@ def dplloyd_batch(
     clip_radius=None,
     zcdp: float | None = None,
     delta: float = 0.0,
+    shrink: bool = False,
 ) -> tuple[np.ndarray, Ledger]:
     """Run R independent DPLloyd runs in one pass over the data per iteration.
 
@@ -218,6 +220,8 @@ def dplloyd_batch(
                    :func:`gaussian_split`, with L2 sensitivities 1 and the records' largest
                    L2 norm; the ledger converts the group at ``delta``. ``epsilon`` and
                    ``split`` are then unused.
+    shrink         the last iteration's centres are shrunk toward their pooled mean by
+                   :func:`~.shrinkage.shrink_to_pooled` (post-processing; off in the papers).
     Returns (centroids (R, k, d), the ledger of one run; every run spends identically).
     """
 
@@ -274,6 +278,7 @@ def dplloyd_batch(
         first,
         prepared,
         ledger,
+        shrink,
     )
 
 
@@ -343,6 +348,7 @@ def _iterate(
     first,
     prepared,
     ledger,
+    shrink=False,
 ):
     """The t noisy Lloyd iterations of :func:`dplloyd_batch` with the given mechanisms."""
     R, k, d = C.shape
@@ -378,8 +384,14 @@ def _iterate(
             batch=True,
         )
         ok = noisy_c > min_count
-        means = np.clip(noisy_s / np.where(ok, noisy_c, 1.0)[..., None], -r, r)
-        C = np.where(ok[..., None], means, C)
+        if shrink and it == iterations - 1:  # all held: one to the pooled mean
+            var_s, var_c = noise_variance(sum_mech), noise_variance(count_mech)
+            means = np.clip(shrink_to_pooled(noisy_s, noisy_c, ok, var_s, var_c), -r, r)
+            pooled = np.clip(pooled_mean(noisy_s, noisy_c, var_s, var_c), -r, r)
+            C = fill_held(C, means, pooled)
+        else:
+            means = np.clip(noisy_s / np.where(ok, noisy_c, 1.0)[..., None], -r, r)
+            C = np.where(ok[..., None], means, C)
     return C, ledger
 
 
@@ -431,13 +443,14 @@ def dplloyd_improved(
     n: float | None = None,
     zcdp: float | None = None,
     delta: float = 0.0,
+    shrink: bool = False,
 ) -> DPResult:
     """Improved DPLloyd (A2) from ``init`` (k, d; use a sphere-packing set for the paper's
     variant): count:sum split ``(4dρ²)^(1/3) : 1`` per coordinate, t = ``iterations``, or
     from the ε_m rule when it is 0: on the record count ``n`` (public, or released before)
     or, when None, on the exact N as the paper does, which is booked as an exact read
     (:func:`~dpcluster.privacy.ledger.book_exact_count`). ``clip_radius``: see
-    :func:`dplloyd_batch`."""
+    :func:`dplloyd_batch`; so is ``shrink``."""
     init = np.asarray(init, dtype=np.float64).reshape(k, -1)
     N, d = checks.records(X).shape  # the values are checked by dplloyd_batch
     exact_read = iterations <= 0 and n is None
@@ -461,6 +474,7 @@ def dplloyd_improved(
         clip_radius=clip_radius,
         zcdp=zcdp,
         delta=delta,
+        shrink=shrink,
     )
     if exact_read:
         book_exact_count(ledger, "A2's iteration count t")

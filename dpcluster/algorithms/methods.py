@@ -141,6 +141,7 @@ def fit_dplloyd_improved(
     delta=0.0,
     ball=None,
     before=(),
+    shrink=True,
     **params,
 ):
     """A2 with :func:`fit_dplloyd`'s start and hold, and one pass with all of ε where the
@@ -154,7 +155,8 @@ def fit_dplloyd_improved(
     DPLloyd passes use Gaussian noise on what is left of (ε, δ); ``ball``: a public
     L2-ball domain of that radius (a private radius can only shrink it). ``before``: the
     ε's of pure releases booked for this fit outside it (``auto``'s Ñ), composed in when
-    the Gaussian noise is calibrated."""
+    the Gaussian noise is calibrated. ``shrink``: the last pass's centres are shrunk
+    toward their pooled mean (:mod:`.shrinkage`, post-processing)."""
     rho = params.get("rho", RHO)
     p, ledger = _planned(
         "dplloyd_improved", Z, k, epsilon, rng, r, {"iterations": iterations, "clip": clip}, n
@@ -192,6 +194,7 @@ def fit_dplloyd_improved(
         min_count=min_count,
         iterations=iterations,
         clip_radius=radius,
+        shrink=shrink,
         **gaussian_budget(epsilon, delta, (*before, *(e.epsilon for e in ledger.entries))),
         **params,
     )

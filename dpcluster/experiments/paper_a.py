@@ -291,6 +291,12 @@ PAPER_A: dict[str, AlgorithmInfo] = {
                 "one pass with all of ε where N/k is below 10 times a pass's noise floor "
                 "(docs/utility.md); false: A2's t rule",
             ),
+            "shrink": Param(
+                True,
+                bool,
+                "shrink the last pass's centres toward their pooled mean by positive-part "
+                "James–Stein (post-processing; docs/methods.md M8); false: the raw means",
+            ),
             "iterations": private_iterations(0, "t; 0: the rule above", minimum=0),
             "clip": Param(
                 0.0,
