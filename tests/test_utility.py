@@ -170,6 +170,10 @@ def test_auto_chooses_from_public_quantities_only():
         (10**9, 10, 3, 2.0, "pe_lloyd"),  # the grid would exceed eugkm.MAX_CELLS
         (20000, 16, 64, 0.19, "dplloyd_improved"),  # N·ε/√d = 475, below the pure floor
         (20000, 16, 64, 0.21, "pe_lloyd"),
+        (2048, 2, 4, 0.095, "hybrid"),  # 4-D, a 3^4 grid holding 25 records per cell
+        (3000, 7, 5, 0.095, "hybrid"),  # 5-D, 3^5 cells, 12.3 per cell
+        (150, 3, 4, 0.475, "dplloyd_improved"),  # iris: 2^4 cells, 9.4 per cell
+        (2048, 2, 8, 0.095, "dplloyd_improved"),  # 8-D, 2^8 cells, 8 per cell
     ],
 )
 def test_auto_takes_each_branch_of_its_rule(N, k, d, eps, expected):

@@ -7,13 +7,15 @@ costs nothing more. It follows Paper A's MSE analysis (docs/methods.md A6) with 
 the utility benchmark showed it needs:
 
 1. **Grid** (``hybrid``, which takes EUGkM alone when its own Ineq. 15 says so) when
-   d ≤ ``GRID_MAX_D`` and the EUGkM grid has at least two cells per axis and no more than
-   EUGkM builds (``MAX_CELLS``). A6 compares centroid errors (Eqs. 7, 9–10) as if DPLloyd
-   started near the optimum; from one data-independent start it often does not (two
-   centres in one of four clear blobs), while the hybrid's Lloyd runs on the grid from 30
-   starts keep the best, so the grid wins wherever it can be built (docs/utility.md).
-   Above three dimensions the grid's cells outnumber the records (the battery's 8- to
-   60-D sets have 0.02 to 0.3 expected records per cell at ε = 1).
+   the EUGkM grid has at least two cells per axis and no more than EUGkM builds
+   (``MAX_CELLS``), and d ≤ ``GRID_MAX_D`` or the grid holds at least
+   :data:`GRID_MIN_DENSITY` records per cell (low ε in 4 to 8 dimensions). A6 compares
+   centroid errors (Eqs. 7, 9–10) as if DPLloyd started near the optimum; from one
+   data-independent start it often does not (two centres in one of four clear blobs),
+   while the hybrid's Lloyd runs on the grid from 30 starts keep the best, so the grid
+   wins wherever it can be built in 1 to 3 dimensions (docs/utility.md). Above three
+   dimensions the grid's cells mostly outnumber the records (the battery's 8- to 60-D
+   sets have 0.02 to 0.3 expected records per cell at ε = 1).
 2. **PE-Lloyd** (:mod:`.pe_lloyd`) where Ñ·ε/√d reaches :data:`PE_MIN_SIGNAL`
    (:data:`PE_MIN_SIGNAL_PURE` with δ = 0): a private evolution of candidate centres finds
    the clusters that a single Lloyd start misses, and Lloyd steps on clipped
@@ -38,8 +40,12 @@ from .clipping import worth_clipping
 from .dplloyd import SINGLE_PASS, estimator_iterations, improved_iterations, pass_margin
 from .eugkm import MAX_CELLS, cells_per_axis
 
-#: the largest d for which ``auto`` considers a grid synopsis
+#: the largest d for which ``auto`` considers a grid synopsis at any density
 GRID_MAX_D = 3
+#: above :data:`GRID_MAX_D` dimensions ``auto`` still takes the grid where it holds at
+#: least this many records per cell (Ñ/m^d, m ≥ 2): calibrated on one half of the
+#: generated battery and reported on the other, both ways round (docs/utility.md)
+GRID_MIN_DENSITY = 10.0
 #: the smallest Ñ·ε/√d at which ``auto`` runs PE-Lloyd, with δ > 0 (Gaussian votes) and
 #: with δ = 0 (Laplace votes); calibrated on half of the shipped battery's d > 3 sets and
 #: reported on the other half and on PE-means's protocol (docs/utility.md)
@@ -78,12 +84,14 @@ def choose(
     """(method, reason) for N records, d features, k clusters, budget (ε, δ), radii r and
     whether the public domain is a ball."""
     m = cells_per_axis(N, epsilon, d)
-    if d <= GRID_MAX_D and m >= 2 and float(m) ** d <= MAX_CELLS:
+    dense = N / float(m) ** d >= GRID_MIN_DENSITY
+    if (d <= GRID_MAX_D or dense) and m >= 2 and float(m) ** d <= MAX_CELLS:
         M = float(m) ** d
         grid = mse.eugkm_variance(N, k, d, epsilon, M=M) + mse.eugkm_bias_sq(M, d)
         lloyd = mse.dplloyd_mse(N, k, d, epsilon)
+        where = f"d = {d} <= {GRID_MAX_D}" if d <= GRID_MAX_D else f"{N / M:.3g} records per cell"
         return "hybrid", (
-            f"d = {d} <= {GRID_MAX_D}, grid {m}^{d} (A6 predicts centroid MSE {grid:.3g} "
+            f"{where}, grid {m}^{d} (A6 predicts centroid MSE {grid:.3g} "
             f"for the grid and {lloyd:.3g} for DPLloyd from a good start; the grid's 30 "
             "starts find one)"
         )
