@@ -119,3 +119,29 @@ def test_low_signal_centres_collapse_toward_the_data_not_the_start():
     shrunk = np.median([cost(True, s) for s in range(5)])
     raw = np.median([cost(False, s) for s in range(5)])
     assert shrunk < 1.2 * one < raw
+
+
+def test_pe_lloyds_steps_shrink_toward_the_centre_and_cost_nothing():
+    """A step far above its noise moves in full; one inside it stays put. With and without
+    shrinking, PE-Lloyd books the same releases at the same ε."""
+    from dpcluster.algorithms.methods import fit_pe_lloyd
+    from dpcluster.algorithms.refine import shrink_steps
+    from dpcluster.privacy import LaplaceMechanism
+
+    count, sums = LaplaceMechanism(1.0, 1.0), LaplaceMechanism(1.0, 1.0, coordinates=8)
+    big = np.full((1, 8), 5.0)
+    np.testing.assert_allclose(
+        shrink_steps(big, np.array([1e6]), np.array([True]), count, sums), big, rtol=1e-6
+    )
+    small = np.full((1, 8), 1e-3)
+    np.testing.assert_array_equal(
+        shrink_steps(small, np.array([10.0]), np.array([True]), count, sums), 0.0
+    )
+    X = np.clip(np.random.default_rng(2).normal(0, 0.3, (3000, 8)), -1, 1)
+    fits = [
+        fit_pe_lloyd(X, 3, 1.0, np.random.default_rng(5), shrink=shrink) for shrink in (True, False)
+    ]
+    assert fits[0].ledger.total_epsilon == fits[1].ledger.total_epsilon <= 1.0
+    assert [e.purpose for e in fits[0].ledger.entries] == [
+        e.purpose for e in fits[1].ledger.entries
+    ]

@@ -412,10 +412,12 @@ def fit_pe_lloyd(
     n_init=10,
     n=None,
     before=(),
+    shrink=True,
 ):
     """``pe_lloyd`` (:mod:`.pe_lloyd`): the search's sizes read the plan's noisy Ñ (as
     :func:`fit_pe_means`'s), or ``n`` when the caller released one (its ε among
-    ``before``); Gaussian votes and steps with δ > 0, Laplace with δ = 0."""
+    ``before``); Gaussian votes and steps with δ > 0, Laplace with δ = 0; ``shrink``:
+    the steps' mean displacements shrunk toward zero (post-processing)."""
     return _counted(
         "pe_lloyd",
         pe_lloyd,
@@ -432,6 +434,7 @@ def fit_pe_lloyd(
         population=population,
         steps=steps,
         n_init=n_init,
+        shrink=shrink,
     )
 
 

@@ -175,11 +175,13 @@ def pe_lloyd(
     steps: int = STEPS,
     n_init: int = N_INIT,
     oversample: int = OVERSAMPLE,
+    shrink: bool = True,
 ) -> DPResult:
     """``pe_lloyd`` on X (N, d) in the box ∏ [-r_j, r_j] (and the ball ``ball``): k
     centres (k, d). ``count``: Ñ, already released, its ε among ``before`` (the pure ε's
     the caller booked that (ε, δ) covers). ``generations``: the search's T (0:
-    :func:`search_generations`). Info: generations, tau."""
+    :func:`search_generations`). ``shrink``: each step's mean displacement is shrunk
+    toward zero (:func:`~.refine.shrink_steps`, post-processing). Info: generations, tau."""
     X = checks.points(X, r)
     d = X.shape[1]  # the record count is never read: sizes come from Ñ
     r_vec = np.broadcast_to(np.asarray(r, dtype=np.float64), (d,)).copy()
@@ -209,7 +211,9 @@ def pe_lloyd(
     tau = refine.release_tau(X, parents, eps_tau, tau_rng, ledger, domain.radius, announce)
     l1_diameter = 2.0 * checks.ball_extent(d, r_vec, ball)
     mechs = refine.step_mechanisms(step_budget, delta, steps, d, tau, l1_diameter)
-    C = refine.refine(X, parents, mechs, step_rng, ledger, tau, domain.project, announce)
+    C = refine.refine(
+        X, parents, mechs, step_rng, ledger, tau, domain.project, announce, shrink=shrink
+    )
     info = {"generations": len(votes_mechs), "tau": tau, "mutants": L}
     return DPResult(np.clip(C, -r_vec, r_vec), ledger, T, info)
 

@@ -39,6 +39,7 @@ from ..privacy.budget import within
 from ..privacy.gaussian import GaussianMechanism
 from . import checks
 from .dplloyd import gaussian_split
+from .shrinkage import james_stein, noise_variance
 
 #: the share of records the released τ aims to leave unclipped
 QUANTILE = 0.9
@@ -124,10 +125,12 @@ def refine(
     tau: float,
     project,
     announce=release,
+    shrink: bool = False,
 ) -> np.ndarray:
     """Lloyd steps on displacements clipped to τ from centres C (k, d), one per
     (count, sum) mechanism pair, each booked in ``ledger``; ``project`` maps centres into
-    the public domain. Returns the centres (k, d)."""
+    the public domain; ``shrink``: each step's mean displacement is shrunk toward zero
+    (:func:`shrink_steps`). Returns the centres (k, d)."""
     k, d = C.shape
     count_rng, sum_rng = rng.spawn(2)
     for step, (count_mech, sum_mech) in enumerate(mechanisms):
@@ -150,9 +153,24 @@ def refine(
         )
         floor = HOLD_SIGMAS * math.sqrt(getattr(count_mech, "variance", count_mech.scale**2))
         ok = noisy_c > floor
-        moved = C + noisy_s / np.where(ok, noisy_c, 1.0)[:, None]
+        step = noisy_s / np.where(ok, noisy_c, 1.0)[:, None]
+        if shrink:
+            step = shrink_steps(step, noisy_c, ok, count_mech, sum_mech)
+        moved = C + step
         C = project(np.where(ok[:, None], moved, C))
     return C
+
+
+def shrink_steps(step, noisy_counts, ok, count_mech, sum_mech) -> np.ndarray:
+    """(k, d): each centre's noisy mean displacement S̃_j/ñ_j shrunk toward zero (the
+    centre stays where it is) by positive-part James–Stein, with per-coordinate variance
+    (σ_S² + σ_n²·||step_j||²/d)/ñ_j² from the two mechanisms' noise (docs/methods.md M8).
+    Post-processing of the step's releases: it costs nothing."""
+    d = step.shape[1]
+    var_s, var_c = noise_variance(sum_mech), noise_variance(count_mech)
+    n = np.where(ok, noisy_counts, 1.0)
+    v = (var_s + var_c * np.einsum("ij,ij->i", step, step) / d) / n**2
+    return james_stein(step, np.zeros(d), v)
 
 
 def ball_announcer(ball: float | None):

@@ -103,6 +103,12 @@ _PE_LLOYD_PARAMS = {
         maximum_reason="each step takes a share of the budget",
     ),
     "n_init": Param(10, int, "weighted k-means starts per selection (post-processing)", minimum=1),
+    "shrink": Param(
+        True,
+        bool,
+        "shrink each step's mean displacement toward zero by positive-part James–Stein "
+        "(post-processing; docs/methods.md M8); false: the raw steps",
+    ),
 }
 
 _CAPPED_PARAMS = {
