@@ -41,7 +41,7 @@ def test_a_centre_far_above_its_noise_is_left_where_it_is():
     S = np.array([[100.0, 0, 0, 0], [-100.0, 0, 0, 0]])
     n = np.array([10.0, 10.0])
     ok = np.array([True, True])
-    out = shrink_to_pooled(S, n, ok, 1e-12, 1e-12)
+    out = shrink_to_pooled(S, n, ok, 1e-12, 1e-12, pooled_mean(S, n, 1e-12, 1e-12))
     np.testing.assert_allclose(out, S / n[:, None], rtol=1e-9)
 
 
@@ -51,10 +51,10 @@ def test_held_centres_hold_unless_all_do_then_the_nearest_takes_the_pooled_mean(
     n = np.array([10.0, 10.0])
     pooled = pooled_mean(S, n, 0.0, 0.0)
     np.testing.assert_allclose(pooled, [0.5, 0.5, 0.5])
-    one_ok = shrink_to_pooled(S, n, np.array([True, False]), 0.0, 0.0)
+    one_ok = shrink_to_pooled(S, n, np.array([True, False]), 0.0, 0.0, pooled)
     out = fill_held(C, one_ok, pooled)
     np.testing.assert_allclose(out, [[0.5, 0.5, 0.5], [-0.5, 0.0, 0.0]])
-    none_ok = shrink_to_pooled(S, n, np.array([False, False]), 0.0, 0.0)
+    none_ok = shrink_to_pooled(S, n, np.array([False, False]), 0.0, 0.0, pooled)
     out = fill_held(C, none_ok, pooled)
     np.testing.assert_allclose(out, [[0.5, 0.5, 0.5], [-0.5, 0.0, 0.0]])  # row 0 is nearer
 

@@ -451,3 +451,9 @@ def test_auto_clips_above_three_dimensions_where_the_radius_can_be_picked():
     low_bounds = (bounds[0][:3], bounds[1][:3])
     low = DPKMeans(2, 1.0, bounds=low_bounds, random_state=0).fit(X[:, :3])
     assert not any(e.purpose.startswith("clipping") for e in low.ledger_.entries)
+
+
+def test_auto_decides_at_huge_epsilon_and_d_without_overflow():
+    """The records-per-cell test works in logs: m^d would overflow a double here."""
+    method, reason = choose(1e6, 3, 200, 1e300)
+    assert method and reason

@@ -35,6 +35,8 @@ the utility benchmark showed it needs:
 
 from __future__ import annotations
 
+import math
+
 from ..analysis import mse
 from .clipping import worth_clipping
 from .dplloyd import SINGLE_PASS, estimator_iterations, improved_iterations, pass_margin
@@ -84,7 +86,8 @@ def choose(
     """(method, reason) for N records, d features, k clusters, budget (ε, δ), radii r and
     whether the public domain is a ball."""
     m = cells_per_axis(N, epsilon, d)
-    dense = N / float(m) ** d >= GRID_MIN_DENSITY
+    # records per cell Ñ/m^d, in logs: m^d itself overflows a double at huge ε and d
+    dense = m >= 2 and math.log(N) - d * math.log(m) >= math.log(GRID_MIN_DENSITY)
     if (d <= GRID_MAX_D or dense) and m >= 2 and float(m) ** d <= MAX_CELLS:
         M = float(m) ** d
         grid = mse.eugkm_variance(N, k, d, epsilon, M=M) + mse.eugkm_bias_sq(M, d)

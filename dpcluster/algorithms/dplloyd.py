@@ -384,11 +384,11 @@ def _iterate(
             batch=True,
         )
         ok = noisy_c > min_count
-        if shrink and it == iterations - 1:  # all held: one to the pooled mean
+        if shrink and it == iterations - 1:  # the last pass's centres, shrunk
             var_s, var_c = noise_variance(sum_mech), noise_variance(count_mech)
-            means = np.clip(shrink_to_pooled(noisy_s, noisy_c, ok, var_s, var_c), -r, r)
-            pooled = np.clip(pooled_mean(noisy_s, noisy_c, var_s, var_c), -r, r)
-            C = fill_held(C, means, pooled)
+            pooled = pooled_mean(noisy_s, noisy_c, var_s, var_c)
+            means = shrink_to_pooled(noisy_s, noisy_c, ok, var_s, var_c, pooled)
+            C = fill_held(C, np.clip(means, -r, r), np.clip(pooled, -r, r))
         else:
             means = np.clip(noisy_s / np.where(ok, noisy_c, 1.0)[..., None], -r, r)
             C = np.where(ok[..., None], means, C)

@@ -39,7 +39,7 @@ from ..privacy.budget import within
 from ..privacy.gaussian import GaussianMechanism
 from . import checks
 from .dplloyd import gaussian_split
-from .shrinkage import james_stein, noise_variance
+from .shrinkage import centre_variance, james_stein, noise_variance
 
 #: the share of records the released τ aims to leave unclipped
 QUANTILE = 0.9
@@ -166,11 +166,9 @@ def shrink_steps(step, noisy_counts, ok, count_mech, sum_mech) -> np.ndarray:
     centre stays where it is) by positive-part James–Stein, with per-coordinate variance
     (σ_S² + σ_n²·||step_j||²/d)/ñ_j² from the two mechanisms' noise (docs/methods.md M8).
     Post-processing of the step's releases: it costs nothing."""
-    d = step.shape[1]
     var_s, var_c = noise_variance(sum_mech), noise_variance(count_mech)
-    n = np.where(ok, noisy_counts, 1.0)
-    v = (var_s + var_c * np.einsum("ij,ij->i", step, step) / d) / n**2
-    return james_stein(step, np.zeros(d), v)
+    v = centre_variance(step, np.where(ok, noisy_counts, 1.0), var_s, var_c)
+    return james_stein(step, np.zeros(step.shape[1]), v)
 
 
 def ball_announcer(ball: float | None):

@@ -40,6 +40,13 @@ def noise_variance(mechanism) -> float:
     return float(variance if variance is not None else mechanism.sigma**2)
 
 
+def centre_variance(x: np.ndarray, n: np.ndarray, var_sum: float, var_count: float) -> np.ndarray:
+    """(...): the per-coordinate noise variance of ratios x = S̃/ñ (..., d) with noisy
+    denominators ``n`` (...), by the delta method: (σ_S² + σ_n²·||x||²/d)/n²."""
+    d = x.shape[-1]
+    return (var_sum + var_count * np.einsum("...j,...j->...", x, x) / d) / np.square(n)
+
+
 def james_stein(raw: np.ndarray, target: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Positive-part James–Stein: ``target + max(0, 1 − (d − 2)·v/||raw − target||²)·(raw −
     target)`` for points ``raw`` (..., d) with per-coordinate noise variances ``v`` (...)
@@ -61,9 +68,9 @@ def pooled_mean(noisy_sums, noisy_counts, var_sum: float, var_count: float) -> n
     k, d = S.shape[-2:]
     total = np.sum(noisy_counts, axis=-1)
     positive = total > 0
-    raw = np.sum(S, axis=-2) / np.where(positive, total, 1.0)[..., None]
-    v = k * (var_sum + var_count * np.einsum("...j,...j->...", raw, raw) / d)
-    v = v / np.where(positive, total, 1.0) ** 2
+    safe = np.where(positive, total, 1.0)
+    raw = np.sum(S, axis=-2) / safe[..., None]
+    v = k * centre_variance(raw, safe, var_sum, var_count)  # k sums' and counts' noise
     return np.where(positive[..., None], james_stein(raw, np.zeros(d), v), 0.0)
 
 
@@ -73,21 +80,17 @@ def shrink_to_pooled(
     ok: np.ndarray,
     var_sum: float,
     var_count: float,
+    pooled: np.ndarray,
 ) -> np.ndarray:
     """Centres (..., k, d) from one release of noisy sums S̃ (..., k, d) and counts ñ
     (..., k), with those noises' per-entry variances: each centre S̃_j/ñ_j shrunk toward
-    the :func:`pooled_mean` by :func:`james_stein`; a centre not ``ok`` (..., k) (its
-    count is noise) is NaN, for :func:`fill_held`. In d ≤ 2 the raw means."""
+    ``pooled`` (..., d; :func:`pooled_mean`) by :func:`james_stein`; a centre not ``ok``
+    (..., k) (its count is noise) is NaN, for :func:`fill_held`. In d ≤ 2 the raw means."""
     S = np.asarray(noisy_sums, dtype=np.float64)
-    n = np.asarray(noisy_counts, dtype=np.float64)
-    d = S.shape[-1]
-    safe = np.where(ok, n, 1.0)
+    safe = np.where(ok, np.asarray(noisy_counts, dtype=np.float64), 1.0)
     raw = S / safe[..., None]
-    if d <= 2:
-        return np.where(ok[..., None], raw, np.nan)
-    pooled = pooled_mean(S, n, var_sum, var_count)[..., None, :]
-    v = (var_sum + var_count * np.einsum("...j,...j->...", raw, raw) / d) / safe**2
-    return np.where(ok[..., None], james_stein(raw, pooled, v), np.nan)
+    v = centre_variance(raw, safe, var_sum, var_count)
+    return np.where(ok[..., None], james_stein(raw, pooled[..., None, :], v), np.nan)
 
 
 def fill_held(C: np.ndarray, means: np.ndarray, pooled: np.ndarray) -> np.ndarray:
