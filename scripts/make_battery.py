@@ -16,8 +16,12 @@ Sets (k = the number of reference labels):
   2,000-record and five 100-record clusters in 2-D), ``wut/moons_like`` (two moons),
   ``other/blobs_<d>_<k>`` for (d, k) ∈ {(3, 12), (5, 7), (20, 30)} (isotropic blobs).
 
+With ``--blobs``, the blob grid instead: ``blobs/blobs_<d>_<k>``, ``make_blobs(3000, d,
+centers=k, cluster_std=1)`` for k ∈ {2, 4, 8, 16} and d ∈ {2, 5, 16, 64} (the clear
+blobs of the ε → ∞ check, ``scripts/bench_huge_epsilon.py``, at every ε).
+
 Every set is drawn from a fixed seed, so the folder is the same on every machine.
-Usage:  python scripts/make_battery.py OUT_FOLDER
+Usage:  python scripts/make_battery.py [--blobs] OUT_FOLDER
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from sklearn import datasets
 
 G2MG_DIMS = (1, 2, 4, 8, 16, 32, 64, 128)
 G2MG_SPREADS = (10, 30, 50, 70)
+BLOB_KS, BLOB_DIMS = (2, 4, 8, 16), (2, 5, 16, 64)
 
 
 def write_set(root: Path, name: str, X: np.ndarray, y: np.ndarray) -> None:
@@ -84,11 +89,22 @@ def build(root: Path) -> list[str]:
     return sorted(sets)
 
 
+def build_blob_grid(root: Path) -> list[str]:
+    """Write the blob grid (module docstring) under ``root``; returns the set names."""
+    names = []
+    for i, (d, k) in enumerate((d, k) for d in BLOB_DIMS for k in BLOB_KS):
+        X, y = datasets.make_blobs(3000, d, centers=k, cluster_std=1.0, random_state=100 + i)
+        names.append(f"blobs/blobs_{d}_{k}")
+        write_set(root, names[-1], X, y)
+    return names
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", help="folder to write the battery into")
+    ap.add_argument("--blobs", action="store_true", help="write the blob grid instead")
     args = ap.parse_args(argv)
-    names = build(Path(args.out))
+    names = (build_blob_grid if args.blobs else build)(Path(args.out))
     print(f"{len(names)} sets written under {args.out}")
     return 0
 

@@ -16,7 +16,7 @@ from dpcluster.algorithms import refine as RF
 from dpcluster.algorithms.methods import fit_pe_lloyd, fit_pe_means
 from dpcluster.kernels import labels, nearest
 from dpcluster.kernels.weighted import kmeanspp, lloyd
-from dpcluster.privacy import observe
+from dpcluster.privacy import Ledger, observe
 
 FITS = {"pe_means": fit_pe_means, "pe_lloyd": fit_pe_lloyd}
 
@@ -40,7 +40,8 @@ def test_the_ledger_books_at_most_epsilon_and_delta_and_every_generation(method,
     assert res.ledger.total_epsilon <= epsilon and res.ledger.total_delta <= delta
     assert any(e.rho for e in res.ledger.entries) == bool(delta)
     if method == "pe_lloyd":
-        assert purposes.count("clipped displacement sums (refinement)") == PL.STEPS
+        steps = PL.STEPS_GAUSSIAN if delta else PL.STEPS
+        assert purposes.count("clipped displacement sums (refinement)") == steps
 
 
 @pytest.mark.parametrize("method", sorted(FITS))
@@ -176,3 +177,49 @@ def test_at_huge_epsilon_improved_dplloyd_is_k_means(k, d):
         km = DPKMeans(k, epsilon=1e6, bounds=box, method="dplloyd_improved", random_state=seed)
         good += km.fit(X).inertia_ <= 1.05 * ref
     assert good >= 9
+
+
+def test_the_mutation_gap_reads_no_record_and_the_scale_falls_to_pe_means():
+    """The first mutation's length comes from public draws only (the same gap whatever the
+    data), and the scale falls geometrically to PE-means's STEP_SCALE at the last
+    mutation, generation T − 2, never below it."""
+    d = 20
+    domain = PE.Domain(np.ones(d), None)
+    pop = domain.uniform(np.random.default_rng(0), 1024)
+    gap = PL.public_gap(domain, pop, np.random.default_rng(1))
+    assert gap == PL.public_gap(domain, pop, np.random.default_rng(1))
+    # in 20-D, 1,024 uniform candidates leave a typical point more than a radius away
+    assert 1.0 < gap < np.sqrt(d)
+    top, floor, T = 0.5 * gap / np.sqrt(d), PE.STEP_SCALE, 8
+    scales = [PL.mutation_scale(top, floor, g, T) for g in range(T - 1)]
+    assert scales[0] == pytest.approx(top) and scales[-1] == pytest.approx(floor)
+    assert all(a > b for a, b in zip(scales, scales[1:]))
+    assert PL.mutation_scale(0.5 * floor, floor, 0, T) == floor
+
+
+def test_the_scheduled_search_reaches_clusters_the_fixed_scale_cannot():
+    """20 dimensions, 12 clear blobs, generous ε: with PE-means's fixed 0.01 the parents
+    stay near generation 0's candidates, more than a radius from every cluster; the
+    scheduled mutation (mutation_start) brings them a quarter closer or more."""
+    rng = np.random.default_rng(4)
+    k, d = 12, 20
+    centres = rng.uniform(-0.7, 0.7, (k, d))
+    X = np.clip(np.repeat(centres, 300, axis=0) + rng.normal(0, 0.05, (k * 300, d)), -1, 1)
+    domain = PE.Domain(np.ones(d), None)
+    mechs, _ = PE.vote_mechanisms(8.0, 0.0, (), 8)
+    gaps = {}
+    for start in (0.0, PL.MUTATION_START):
+        parents, _ = PL.search(
+            X,
+            k,
+            mechs,
+            float(len(X)),
+            np.random.default_rng(5).spawn(4),
+            Ledger(),
+            domain,
+            RF.release,
+            mutation_start=start,
+        )
+        gaps[start] = np.median(np.linalg.norm(centres[:, None] - parents[None], axis=2).min(1))
+    assert gaps[0.0] > 1.0
+    assert gaps[PL.MUTATION_START] < 0.75 * gaps[0.0]

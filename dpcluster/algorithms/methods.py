@@ -37,9 +37,9 @@ from .hybrid import hybrid
 from .lsh_gaussian import MAX_DEPTH as GAUSSIAN_DEPTH
 from .lsh_gaussian import lsh_splits_gaussian
 from .lsh_splits import lsh_splits
+from .pe_lloyd import MUTATION_START as PE_LLOYD_MUTATION
 from .pe_lloyd import POPULATION as PE_LLOYD_POPULATION
 from .pe_lloyd import SEARCH_START_SHARE, pe_lloyd, searched, searched_start
-from .pe_lloyd import STEPS as PE_LLOYD_STEPS
 from .pe_means import MAX_POPULATION as PE_MAX_POPULATION
 from .pe_means import pe_means
 from .pgkm import genetic_kmeans
@@ -408,11 +408,12 @@ def fit_pe_lloyd(
     ball=None,
     generations=0,
     population=PE_LLOYD_POPULATION,
-    steps=PE_LLOYD_STEPS,
+    steps=0,
     n_init=10,
     n=None,
     before=(),
     shrink=True,
+    mutation_start=PE_LLOYD_MUTATION,
 ):
     """``pe_lloyd`` (:mod:`.pe_lloyd`): the search's sizes read the plan's noisy Ñ (as
     :func:`fit_pe_means`'s), or ``n`` when the caller released one (its ε among
@@ -435,6 +436,7 @@ def fit_pe_lloyd(
         steps=steps,
         n_init=n_init,
         shrink=shrink,
+        mutation_start=mutation_start,
     )
 
 

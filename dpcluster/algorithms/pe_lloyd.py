@@ -11,7 +11,8 @@ Lloyd steps over clipped displacements).
    record, at a cost of N·(k + L) distances instead of N·k·(L + 1). The selection starts
    once from the last parents (warm start) and ``n_init`` − 1 times from k-means++.
 3. **Placement** (:mod:`.refine`): τ near the 90th percentile of the records' distances to
-   the k parents, then :data:`STEPS` Lloyd steps on displacements clipped to τ, whose
+   the k parents, then :data:`STEPS` (δ = 0) or :data:`STEPS_GAUSSIAN` (δ > 0) Lloyd
+   steps on displacements clipped to τ, whose
    noise scales with τ rather than with the domain.
 
 Privacy argument. Neighbouring relation: add/remove one record of the public domain. Ñ is
@@ -57,10 +58,22 @@ MAX_MUTANTS = 64
 MAX_SEARCH = 64
 #: the search's share of the Gaussian ρ (δ > 0) or of the votes' and steps' ε (δ = 0)
 SEARCH_SHARE = 0.5
-#: clipped Lloyd steps after the search
-STEPS = 2
+#: clipped Lloyd steps after the search, with δ = 0 (Laplace) and δ > 0 (Gaussian): a
+#: Laplace step's noise grows as the number of steps, a Gaussian one's as its root, and
+#: on both batteries one Laplace step and two Gaussian ones did best (docs/decisions.md)
+STEPS, STEPS_GAUSSIAN = 1, 2
 #: weighted k-means starts per selection (the first from the last parents)
 N_INIT = 10
+#: the first mutation's length is this times the median distance from a uniform point of
+#: the domain to its nearest generation-0 candidate (a public gap: both are drawn without
+#: the data), falling geometrically to PE-means's STEP_SCALE at the last mutation.
+#: PE-means's fixed STEP_SCALE moves a parent about 0.005 radii a generation toward a
+#: cluster 1.6 radii away (20-D, 30 blobs: no cluster reached in 8 generations, even at
+#: ε = 8); steps near half the gap close about a tenth of it a generation
+#: (docs/decisions.md)
+MUTATION_START = 0.5
+#: uniform points whose distances to generation 0 give the gap
+GAP_PROBES = 256
 #: the search keeps this many times k families, and its last selection takes k: over-
 #: seeding, so that two parents in one cluster do not leave another cluster without one
 OVERSAMPLE = 2
@@ -79,6 +92,58 @@ def search_generations(epsilon: float, d: int, delta: float) -> int:
     if not delta > 0:
         t /= 2
     return int(min(max(t, 1), MAX_SEARCH))
+
+
+def public_gap(domain: Domain, candidates: np.ndarray, rng: np.random.Generator) -> float:
+    """The median distance from :data:`GAP_PROBES` uniform points of ``domain`` to their
+    nearest of ``candidates`` (n, d): how far a cluster typically lies from generation 0.
+    Reads no record."""
+    probes = domain.uniform(rng, GAP_PROBES)
+    gaps = probes - candidates[nearest(probes, candidates)]
+    return float(np.median(np.sqrt(np.einsum("ij,ij->i", gaps, gaps))))
+
+
+def mutation_scale(top: float, floor: float, gen: int, T: int) -> float:
+    """The per-coordinate mutation scale of generation ``gen`` of T: ``top`` falling
+    geometrically to ``floor`` at the last mutation (generation T − 2), never below it."""
+    if top <= floor:
+        return floor
+    return top * (floor / top) ** (gen / max(T - 2, 1))
+
+
+def spacing_cap(parents: np.ndarray, start: float) -> float:
+    """``start`` times the median distance from a parent (p, d) to its nearest other parent,
+    per coordinate: a mutation should not leap into a neighbouring family's cluster. The
+    parents are public (selected from noisy votes)."""
+    if len(parents) < 2:
+        return math.inf
+    sq = np.einsum("ij,ij->i", parents, parents)
+    D2 = sq[:, None] + sq[None, :] - 2.0 * parents @ parents.T
+    np.fill_diagonal(D2, np.inf)
+    return (
+        start
+        * float(np.median(np.sqrt(np.maximum(D2.min(axis=1), 0.0))))
+        / math.sqrt(parents.shape[1])
+    )
+
+
+#: a family whose votes sum to less than this many standard deviations of m members'
+#: vote noise is noise, when at least k families stand above it
+FAMILY_HOLD_SIGMAS = 3.0
+
+
+def drop_noise_families(weights: np.ndarray, families: int, noise_sd: float, k: int) -> np.ndarray:
+    """(P,) ``weights`` of ``families`` equal families with every family whose sum is below
+    :data:`FAMILY_HOLD_SIGMAS`·σ·√m (m members, σ a vote's noise) set to zero, where at
+    least k families are above it; else unchanged. A spare parent that wandered where no
+    records are keeps only noise votes, and the last selection of k would otherwise spend
+    a centre on it. Post-processing of the noisy votes."""
+    m = len(weights) // families
+    mass = weights.reshape(families, m).sum(axis=1)
+    live = mass >= FAMILY_HOLD_SIGMAS * noise_sd * math.sqrt(m)
+    if live.sum() < k:
+        return weights
+    return (weights.reshape(families, m) * live[:, None]).ravel()
 
 
 def family_votes(X: np.ndarray, population: np.ndarray, k: int) -> np.ndarray:
@@ -117,12 +182,15 @@ def search(
     population: int = POPULATION,
     n_init: int = N_INIT,
     oversample: int = OVERSAMPLE,
+    mutation_start: float = MUTATION_START,
 ) -> tuple[np.ndarray, int]:
     """PE-Lloyd's search (module docstring, step 2) on X (N, d), already in the domain:
     (k parents (k, d), the last L). One generation per mechanism of ``votes_mechs`` (its
     T noisy vote histograms, sensitivity 1, each booked in ``ledger`` and passed to
     ``announce``, the release hook); ``count``: Ñ, which every size reads; ``rngs``: the
-    (start, vote, selection, mutation) generators."""
+    (start, vote, selection, mutation) generators; ``mutation_start``: the first
+    mutation's length over the public gap (:data:`MUTATION_START`; 0: PE-means's fixed
+    scale throughout)."""
     d = X.shape[1]
     T = len(votes_mechs)
     m0 = votes_mechs[0]
@@ -133,6 +201,10 @@ def search(
     # generation 0 is searched exhaustively, so it may hold PE-means's Ñ/5 candidates
     first = int(min(max(population, (L + 1) * ks), max((L + 1) * ks, count / 5.0)))
     pop = domain.uniform(start_rng, first)
+    floor = STEP_SCALE * domain.radius
+    top = 0.0
+    if T > 1 and mutation_start > 0:  # public: probes and candidates ignore the data
+        top = mutation_start * public_gap(domain, pop, mutate_rng) / math.sqrt(d)
     parents = None
     for gen in range(T):
         mech = ledger.record(votes_mechs[gen], "candidate votes", round=gen)
@@ -148,13 +220,16 @@ def search(
             else (lambda data, p=pop: nearest_votes(data, p)),
         )
         weights = threshold_votes(noisy, count)
+        if families and gen == T - 1:
+            weights = drop_noise_families(weights, ks, noise_sd, k)
         if float(np.sum(weights**2)) < L_REDUCE_THRESHOLD * len(pop) * noise_sd**2:
             L = max(int(L_REDUCE_FACTOR * L), MIN_MUTANTS)
         if gen == T - 1:
             parents = weighted_selection(pop, weights, k, select_rng, n_init)
             break
         parents = weighted_selection(pop, weights, ks, select_rng, n_init, start=parents)
-        moves = STEP_SCALE * domain.radius * levy_steps(mutate_rng, (ks * L, d))
+        scale = min(mutation_scale(top, floor, gen, T), spacing_cap(parents, mutation_start))
+        moves = max(scale, floor) * levy_steps(mutate_rng, (ks * L, d))
         mutants = domain.project(np.repeat(parents, L, axis=0) + moves).reshape(ks, L, d)
         pop = np.concatenate([parents[:, None, :], mutants], axis=1).reshape(-1, d)
     return parents, L
@@ -172,16 +247,19 @@ def pe_lloyd(
     before: tuple = (),
     generations: int = 0,
     population: int = POPULATION,
-    steps: int = STEPS,
+    steps: int = 0,
     n_init: int = N_INIT,
     oversample: int = OVERSAMPLE,
     shrink: bool = True,
+    mutation_start: float = MUTATION_START,
 ) -> DPResult:
     """``pe_lloyd`` on X (N, d) in the box ∏ [-r_j, r_j] (and the ball ``ball``): k
     centres (k, d). ``count``: Ñ, already released, its ε among ``before`` (the pure ε's
     the caller booked that (ε, δ) covers). ``generations``: the search's T (0:
-    :func:`search_generations`). ``shrink``: each step's mean displacement is shrunk
-    toward zero (:func:`~.refine.shrink_steps`, post-processing). Info: generations, tau."""
+    :func:`search_generations`). ``steps``: the clipped steps (0: :data:`STEPS` or
+    :data:`STEPS_GAUSSIAN`). ``shrink``: each step's mean displacement is shrunk toward zero
+    (:func:`~.refine.shrink_steps`, post-processing). ``mutation_start``: the search's
+    first mutation over the public gap (:data:`MUTATION_START`). Info: generations, tau."""
     X = checks.points(X, r)
     d = X.shape[1]  # the record count is never read: sizes come from Ñ
     r_vec = np.broadcast_to(np.asarray(r, dtype=np.float64), (d,)).copy()
@@ -207,9 +285,11 @@ def pe_lloyd(
         population,
         n_init,
         oversample,
+        mutation_start,
     )
-    tau = refine.release_tau(X, parents, eps_tau, tau_rng, ledger, domain.radius, announce)
+    tau = refine.release_tau(X, parents, eps_tau, tau_rng, ledger, domain.l2_radius, announce)
     l1_diameter = 2.0 * checks.ball_extent(d, r_vec, ball)
+    steps = int(steps) or (STEPS_GAUSSIAN if delta > 0 else STEPS)
     mechs = refine.step_mechanisms(step_budget, delta, steps, d, tau, l1_diameter)
     C = refine.refine(
         X, parents, mechs, step_rng, ledger, tau, domain.project, announce, shrink=shrink

@@ -124,7 +124,14 @@ class Domain:
     def __init__(self, r: np.ndarray, ball: float | None):
         self.r = r
         self.ball = None if ball is None else float(ball)
+        #: PE-means's radius, the unit of its mutation scale: the ball's, else the widest
+        #: half-side of the box
         self.radius = self.ball if self.ball is not None else float(np.max(r))
+        #: the largest L2 norm of a point of the domain (the box's half-diagonal, or less
+        #: inside the ball): half the largest distance between two of its points
+        self.l2_radius = float(np.sqrt(np.sum(np.square(r))))
+        if self.ball is not None:
+            self.l2_radius = min(self.l2_radius, self.ball)
 
     def uniform(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """n points uniform in the domain (the ball's, or the box's)."""

@@ -12,7 +12,7 @@ public (a function of earlier releases), so the assignment of a record to its ce
 function of that record alone.
 
 * **τ.** The exponential mechanism over :data:`GRID` public candidates, geometric from
-  R/:data:`SPAN` to 2R (R the domain's radius), with loss ``|#{dist ≤ τ} − q·N|``: one
+  R/:data:`SPAN` to 2R (R the domain's largest L2 norm), with loss ``|#{dist ≤ τ} − q·N|``: one
   record moves N by 1 and the count by 0 or 1 in the same direction, so the loss moves by
   at most max(q, 1 − q) (as :mod:`.clipping`'s radius).
 * **A step.** One record changes one count by 1 (L2 and L1 sensitivity 1, one entry) and

@@ -95,10 +95,10 @@ _PE_LLOYD_PARAMS = {
     ),
     "population": Param(1024, int, "the most candidates per generation", minimum=1),
     "steps": Param(
-        2,
+        0,
         int,
-        "clipped Lloyd steps after the search",
-        minimum=1,
+        "clipped Lloyd steps after the search (0: 1 with delta = 0, 2 with delta > 0)",
+        minimum=0,
         maximum=20,
         maximum_reason="each step takes a share of the budget",
     ),
@@ -108,6 +108,13 @@ _PE_LLOYD_PARAMS = {
         bool,
         "shrink each step's mean displacement toward zero by positive-part James–Stein "
         "(post-processing; docs/methods.md M8); false: the raw steps",
+    ),
+    "mutation_start": Param(
+        0.5,
+        float,
+        "the first mutation's length over the median distance from a uniform point to "
+        "generation 0, falling to PE-means's 0.01 radii at the last (0: 0.01 throughout)",
+        check=lambda v: None if 0 <= v <= 1 else "must be in [0, 1]",
     ),
 }
 
