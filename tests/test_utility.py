@@ -163,13 +163,13 @@ def test_auto_chooses_from_public_quantities_only():
     [
         (3000, 20, 2, 1.0, "hybrid"),  # low d, a grid of 17 cells per axis
         (10**5, 100, 2, 2.0, "hybrid"),
-        (2048, 2, 32, 1.0, "dplloyd_improved"),  # high d, 1,024 records per cluster
+        (2048, 2, 32, 0.9, "dplloyd_improved"),  # high d, N·ε/√d = 326, below the floor
         # below a DPLloyd centre's noise floor its spread centres still beat the mean
         (208, 2, 60, 0.1, "dplloyd_improved"),  # 104 records per cluster in 60-D at ε = 0.1
         (600, 15, 2, 0.01, "dplloyd_improved"),  # a one-cell grid, 40 records per cluster
         (10**9, 10, 3, 2.0, "pe_lloyd"),  # the grid would exceed eugkm.MAX_CELLS
-        (20000, 16, 64, 0.19, "dplloyd_improved"),  # N·ε/√d = 475, below the pure floor
-        (20000, 16, 64, 0.21, "pe_lloyd"),
+        (20000, 16, 64, 0.135, "dplloyd_improved"),  # N·ε/√d = 338, below the pure floor
+        (20000, 16, 64, 0.145, "pe_lloyd"),  # 362
         (2048, 2, 4, 0.095, "hybrid"),  # 4-D, a 3^4 grid holding 25 records per cell
         (3000, 7, 5, 0.095, "hybrid"),  # 5-D, 3^5 cells, 12.3 per cell
         (150, 3, 4, 0.475, "dplloyd_improved"),  # iris: 2^4 cells, 9.4 per cell

@@ -34,7 +34,7 @@ import numpy as np
 from ..kernels import nearest
 from ..privacy import Ledger
 from . import checks, refine
-from .auto import PE_MIN_SIGNAL_PURE, pe_signal
+from .auto import pe_signal
 from .dplloyd import DPResult
 from .pe_means import (
     L_REDUCE_FACTOR,
@@ -300,14 +300,17 @@ def pe_lloyd(
 
 #: the share of what Ñ leaves of ε that improved DPLloyd's searched start spends
 SEARCH_START_SHARE = 0.3
+#: the smallest Ñ·ε_s/√d at which that start searches: the votes then stand clearly above
+#: their Laplace noise (``auto``'s PE-Lloyd floor before the scheduled mutation)
+SEARCH_MIN_SIGNAL = 500.0
 
 
 def searched(count: float, d: int, epsilon: float) -> bool:
     """Whether improved DPLloyd's ``init: searched`` runs PE-Lloyd's search for its start:
-    where Ñ·ε_s/√d, with ε_s = :data:`SEARCH_START_SHARE`·ε, reaches ``auto``'s pure-ε
-    floor for PE-Lloyd (:data:`~.auto.PE_MIN_SIGNAL_PURE`), so that the votes stand above
-    their noise; below, the free sphere-packing start. Public: Ñ, d and ε."""
-    return pe_signal(count, d, SEARCH_START_SHARE * epsilon) >= PE_MIN_SIGNAL_PURE
+    where Ñ·ε_s/√d, with ε_s = :data:`SEARCH_START_SHARE`·ε, reaches
+    :data:`SEARCH_MIN_SIGNAL`, so that the votes stand above their noise; below, the free
+    sphere-packing start. Public: Ñ, d and ε."""
+    return pe_signal(count, d, SEARCH_START_SHARE * epsilon) >= SEARCH_MIN_SIGNAL
 
 
 def searched_start(
