@@ -223,3 +223,36 @@ def test_the_scheduled_search_reaches_clusters_the_fixed_scale_cannot():
         gaps[start] = np.median(np.linalg.norm(centres[:, None] - parents[None], axis=2).min(1))
     assert gaps[0.0] > 1.0
     assert gaps[PL.MUTATION_START] < 0.75 * gaps[0.0]
+
+
+def test_family_votes_match_a_per_family_reference():
+    """One threaded pass gives each record's vote to the nearest member of its nearest
+    parent's family, as a loop over the records does."""
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, (500, 5))
+    pop = rng.uniform(-1, 1, (4 * 6, 5))
+    families = pop.reshape(4, 6, 5)
+    parent = nearest(X, families[:, 0])
+    ref = np.zeros(len(pop))
+    for x, j in zip(X, parent):
+        ref[j * 6 + int(np.argmin(((families[j] - x) ** 2).sum(axis=1)))] += 1
+    assert np.array_equal(PL.family_votes(X, pop, 4), ref)
+
+
+def test_the_selection_does_not_depend_on_the_thread_count():
+    """The weighted k-means starts run on separate threads; the chosen centres are the
+    same bits with one thread or two."""
+    import numba
+
+    rng = np.random.default_rng(3)
+    P, w = rng.normal(size=(300, 6)), rng.random(300)
+    start = P[:12].copy()
+    before = numba.get_num_threads()
+    try:
+        out = []
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            out.append(PE.weighted_selection(P, w, 12, np.random.default_rng(4), 10, start))
+    finally:
+        numba.set_num_threads(before)
+    assert np.array_equal(out[0], out[1])

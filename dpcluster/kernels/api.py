@@ -12,7 +12,7 @@ import numpy as np
 from .assign import accumulate_batched, assign_labels, sse_batched, sse_expanded_batched
 from .grid import GRID_LANES, grid_accumulate, grid_counts
 from .grid_blocks import blocks_pay, grid_block_accumulate
-from .nearest import nearest_candidates
+from .nearest import nearest_candidates, nearest_in_family
 from .points import accumulate_points
 from .pruned import grid_accumulate_pruned, pruned_pays
 
@@ -130,6 +130,20 @@ def nearest(X: np.ndarray, C: np.ndarray) -> np.ndarray:
     candidates and threaded over the records."""
     out = np.empty(X.shape[0], np.int64)
     nearest_candidates(_as_points(X), np.ascontiguousarray(np.asarray(C, np.float64).T), out)
+    return out
+
+
+def nearest_member(X: np.ndarray, family: np.ndarray, F: np.ndarray) -> np.ndarray:
+    """(N,) int64: for every record of X (N, d), the index within its family
+    ``family[n]`` of the nearest member of F (k, size, d) (:func:`nearest`'s sums, lowest
+    index on ties), threaded over the records."""
+    out = np.empty(X.shape[0], np.int64)
+    nearest_in_family(
+        _as_points(X),
+        np.ascontiguousarray(family, np.int64),
+        np.ascontiguousarray(F, np.float64),
+        out,
+    )
     return out
 
 

@@ -13,7 +13,7 @@ All arrays are float64 and C-contiguous. Kernels are pure: no I/O, no RNG.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True)
@@ -128,23 +128,28 @@ def lloyd(P, w, C, max_iter):
     return cost
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def weighted_kmeans(P, w, k, trials, U, start, use_start, max_iter, out):
     """``len(U)`` starts of :func:`kmeanspp` (row s of U its uniforms) and :func:`lloyd`,
     the first replaced by ``start`` when ``use_start``; the lowest cost kept (the first
-    on ties).
+    on ties). The starts run on separate threads, each alone on its own centres, and the
+    choice is made after all of them, so the result does not depend on the thread count.
 
     IN  P (m, d), w (m,), U (n_init, 1 + (k − 1)·trials), start (k, d);  OUT out (k, d)
     """
     d = P.shape[1]
-    best_cost = np.inf
-    C = np.empty((k, d))
-    for s in range(U.shape[0]):
+    n = U.shape[0]
+    runs = np.empty((n, k, d))
+    costs = np.empty(n)
+    for s in prange(n):
+        C = runs[s]
         if s == 0 and use_start:
             C[:, :] = start
         else:
             kmeanspp(P, w, k, trials, U[s], C)
-        cost = lloyd(P, w, C, max_iter)
-        if cost < best_cost:
-            best_cost = cost
-            out[:, :] = C
+        costs[s] = lloyd(P, w, C, max_iter)
+    best = 0
+    for s in range(1, n):
+        if costs[s] < costs[best]:
+            best = s
+    out[:, :] = runs[best]
