@@ -8,9 +8,9 @@ Lloyd steps over clipped displacements).
    candidates are uniform in the domain and every record votes for its nearest one. From
    generation 1 on the population is k *families*, a parent and its L Lévy mutants, and a
    record votes for the nearest member of its nearest parent's family: still one vote per
-   record, at a cost of N·(k + L) distances instead of N·k·(L + 1). A selection between
-   generations starts once from the last parents (warm start) and
-   :data:`BETWEEN_STARTS` − 1 times from k-means++; the last takes ``n_init`` starts.
+   record, at a cost of N·(k + L) distances instead of N·k·(L + 1). A selection starts
+   once from the last parents (warm start) and ``n_init`` − 1 times from k-means++
+   (:data:`BETWEEN_STARTS_GAUSSIAN` − 1 between generations with Gaussian votes).
 3. **Placement** (:mod:`.refine`): τ near the 90th percentile of the records' distances to
    the k parents, then :data:`STEPS` (δ = 0) or :data:`STEPS_GAUSSIAN` (δ > 0) Lloyd
    steps on displacements clipped to τ, whose
@@ -65,11 +65,12 @@ SEARCH_SHARE = 0.5
 STEPS, STEPS_GAUSSIAN = 1, 2
 #: weighted k-means starts of the last selection (the first from the last parents)
 N_INIT = 10
-#: the starts of the selections between generations, at most ``n_init``: the k-means++
-#: seeding of 2k centres is most of a generation's time, and 5 starts instead of 10 cost
-#: 1 % in geometric mean over 30 battery cells and gained 2 % on PE-means's protocol,
-#: for 1.3 times the speed at 64 clusters in 64-D (docs/decisions.md)
-BETWEEN_STARTS = 5
+#: the starts of the selections between generations with Gaussian votes (δ > 0), at most
+#: ``n_init``: the k-means++ seeding of 2k centres is most of a generation's time, and on
+#: PE-means's protocol 5 starts instead of 10 gained 2 % for 1.3 times the speed at 64
+#: clusters in 64-D; with Laplace votes they cost 1.5 % at ε = 1 over three batteries, so
+#: there every selection takes ``n_init`` (docs/decisions.md)
+BETWEEN_STARTS_GAUSSIAN = 5
 #: the first mutation's length is this times the median distance from a uniform point of
 #: the domain to its nearest generation-0 candidate (a public gap: both are drawn without
 #: the data), falling geometrically to PE-means's STEP_SCALE at the last mutation.
@@ -180,6 +181,7 @@ def search(
     n_init: int = N_INIT,
     oversample: int = OVERSAMPLE,
     mutation_start: float = MUTATION_START,
+    between: int = N_INIT,
 ) -> tuple[np.ndarray, int]:
     """PE-Lloyd's search (module docstring, step 2) on X (N, d), already in the domain:
     (k parents (k, d), the last L). One generation per mechanism of ``votes_mechs`` (its
@@ -187,7 +189,8 @@ def search(
     ``announce``, the release hook); ``count``: Ñ, which every size reads; ``rngs``: the
     (start, vote, selection, mutation) generators; ``mutation_start``: the first
     mutation's length over the public gap (:data:`MUTATION_START`; 0: PE-means's fixed
-    scale throughout)."""
+    scale throughout); ``between``: the starts of the selections before the last (at most
+    ``n_init``)."""
     d = X.shape[1]
     T = len(votes_mechs)
     m0 = votes_mechs[0]
@@ -224,11 +227,13 @@ def search(
         if gen == T - 1:
             parents = weighted_selection(pop, weights, k, select_rng, n_init)
             break
-        between = min(n_init, BETWEEN_STARTS)
-        parents = weighted_selection(pop, weights, ks, select_rng, between, start=parents)
+        starts = min(n_init, between)
+        parents = weighted_selection(pop, weights, ks, select_rng, starts, start=parents)
         scale = mutation_scale(top, floor, gen, T)
-        if scale > floor:
-            scale = max(min(scale, spacing_cap(parents, mutation_start)), floor)
+        # the spacing cap can only lower the scale, and never below the floor
+        scale = (
+            max(min(scale, spacing_cap(parents, mutation_start)), floor) if scale > floor else floor
+        )
         moves = scale * levy_steps(mutate_rng, (ks * L, d))
         mutants = domain.project(np.repeat(parents, L, axis=0) + moves).reshape(ks, L, d)
         pop = np.concatenate([parents[:, None, :], mutants], axis=1).reshape(-1, d)
@@ -286,6 +291,7 @@ def pe_lloyd(
         n_init,
         oversample,
         mutation_start,
+        BETWEEN_STARTS_GAUSSIAN if delta > 0 else n_init,
     )
     tau = refine.release_tau(X, parents, eps_tau, tau_rng, ledger, domain.l2_radius, announce)
     l1_diameter = 2.0 * checks.ball_extent(d, r_vec, ball)
