@@ -121,17 +121,18 @@ def mutation_scale(top: float, floor: float, gen: int, T: int) -> float:
 def spacing_cap(parents: np.ndarray, start: float) -> float:
     """``start`` times the median distance from a parent (p, d) to its nearest other parent,
     per coordinate: a mutation should not leap into a neighbouring family's cluster. The
-    parents are public (selected from noisy votes)."""
-    if len(parents) < 2:
+    parents are public (selected from noisy votes). Row by row, not a matrix product,
+    so the bits do not depend on the BLAS."""
+    p, d = parents.shape
+    if p < 2:
         return math.inf
-    sq = np.einsum("ij,ij->i", parents, parents)
-    D2 = sq[:, None] + sq[None, :] - 2.0 * parents @ parents.T
-    np.fill_diagonal(D2, np.inf)
-    return (
-        start
-        * float(np.median(np.sqrt(np.maximum(D2.min(axis=1), 0.0))))
-        / math.sqrt(parents.shape[1])
-    )
+    nearest_sq = np.empty(p)
+    for i in range(p):
+        diff = parents - parents[i]
+        sq = np.einsum("ij,ij->i", diff, diff)
+        sq[i] = np.inf
+        nearest_sq[i] = sq.min()
+    return start * float(np.median(np.sqrt(nearest_sq))) / math.sqrt(d)
 
 
 #: a family whose votes sum to less than this many standard deviations of m members'
