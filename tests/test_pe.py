@@ -256,3 +256,11 @@ def test_the_selection_does_not_depend_on_the_thread_count():
     finally:
         numba.set_num_threads(before)
     assert np.array_equal(out[0], out[1])
+
+
+def test_the_spacing_cap_ignores_repeated_parents():
+    """A selection of more parents than voted candidates repeats some; their zero spacing
+    must not pin the mutation to its floor."""
+    parents = np.repeat(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]]), 2, axis=0)
+    assert PL.spacing_cap(parents, 0.5) == pytest.approx(0.5 * 1.0 / np.sqrt(2))
+    assert PL.spacing_cap(np.zeros((4, 3)), 0.5) == np.inf

@@ -119,8 +119,9 @@ def mutation_scale(top: float, floor: float, gen: int, T: int) -> float:
 
 
 def spacing_cap(parents: np.ndarray, start: float) -> float:
-    """``start`` times the median distance from a parent (p, d) to its nearest other parent,
-    per coordinate: a mutation should not leap into a neighbouring family's cluster. The
+    """``start`` times the median distance from a parent (p, d) to its nearest distinct
+    parent, per coordinate (∞ when all coincide): a mutation should not leap into a
+    neighbouring family's cluster. The
     parents are public (selected from noisy votes). Row by row, not a matrix product,
     so the bits do not depend on the BLAS."""
     p, d = parents.shape
@@ -130,8 +131,8 @@ def spacing_cap(parents: np.ndarray, start: float) -> float:
     for i in range(p):
         diff = parents - parents[i]
         sq = np.einsum("ij,ij->i", diff, diff)
-        sq[i] = np.inf
-        nearest_sq[i] = sq.min()
+        sq[sq == 0.0] = np.inf  # itself, and copies: a selection of more parents than
+        nearest_sq[i] = sq.min()  # voted candidates repeats some
     return start * float(np.median(np.sqrt(nearest_sq))) / math.sqrt(d)
 
 
