@@ -264,3 +264,23 @@ def test_the_spacing_cap_ignores_repeated_parents():
     parents = np.repeat(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]]), 2, axis=0)
     assert PL.spacing_cap(parents, 0.5) == pytest.approx(0.5 * 1.0 / np.sqrt(2))
     assert PL.spacing_cap(np.zeros((4, 3)), 0.5) == np.inf
+
+
+def test_pe_lloyds_parameters_reach_the_registry_and_a_ball_reaches_the_fit():
+    """The registry reads a fit's keywords from its signature: every PE-Lloyd parameter
+    is tunable through ``method_params`` and a public ball is passed on (a ``**params``
+    signature hid them all)."""
+    import inspect
+
+    from dpcluster.estimator_checks import central_methods
+
+    table = central_methods()["pe_lloyd"].fit.params
+    expected = {"generations", "population", "steps", "n_init", "shrink", "mutation_start"}
+    assert expected <= set(table)
+    assert "ball" in inspect.signature(fit_pe_lloyd).parameters
+    X, _ = _blobs(n=100)
+    for params in ({"steps": 0, "mutation_start": 0.0}, {"steps": 3, "mutation_start": 1.0}):
+        for delta in (0.0, 1e-6):
+            est = DPKMeans(4, epsilon=1.0, delta=delta, radius=1.0, method="pe_lloyd")
+            est.set_params(method_params=params, random_state=0).fit(X)
+            assert est.ledger_.total_epsilon <= 1.0

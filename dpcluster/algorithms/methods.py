@@ -37,6 +37,8 @@ from .hybrid import hybrid
 from .lsh_gaussian import MAX_DEPTH as GAUSSIAN_DEPTH
 from .lsh_gaussian import lsh_splits_gaussian
 from .lsh_splits import lsh_splits
+from .pe_lloyd import MUTATION_START as PE_LLOYD_MUTATION
+from .pe_lloyd import POPULATION as PE_LLOYD_POPULATION
 from .pe_lloyd import SEARCH_START_SHARE, pe_lloyd, searched, searched_start
 from .pe_means import MAX_POPULATION as PE_MAX_POPULATION
 from .pe_means import pe_means
@@ -396,13 +398,31 @@ def fit_pe_means(
     )
 
 
-def fit_pe_lloyd(Z, k, epsilon, rng, r=1.0, delta=0.0, n=None, before=(), **params):
+def fit_pe_lloyd(
+    Z,
+    k,
+    epsilon,
+    rng,
+    r=1.0,
+    delta=0.0,
+    ball=None,
+    generations=0,
+    population=PE_LLOYD_POPULATION,
+    steps=0,
+    n_init=10,
+    n=None,
+    before=(),
+    shrink=True,
+    mutation_start=PE_LLOYD_MUTATION,
+):
     """``pe_lloyd`` (:mod:`.pe_lloyd`): the search's sizes read the plan's noisy Ñ (as
     :func:`fit_pe_means`'s), or ``n`` when the caller released one (its ε among
-    ``before``); Gaussian votes and steps with δ > 0, Laplace with δ = 0. ``params``:
-    :func:`~.pe_lloyd.pe_lloyd`'s keywords (``ball``, ``generations``, ``population``,
-    ``steps``, ``n_init``, ``shrink``, ``mutation_start``)."""
-    return _counted("pe_lloyd", pe_lloyd, Z, k, epsilon, rng, r, delta, n, before, **params)
+    ``before``); Gaussian votes and steps with δ > 0, Laplace with δ = 0. The keywords are
+    :func:`~.pe_lloyd.pe_lloyd`'s, named here so the registry and ``method_params`` see
+    them."""
+    kw = dict(ball=ball, generations=generations, population=population, n_init=n_init)
+    kw.update(steps=steps, shrink=shrink, mutation_start=mutation_start)
+    return _counted("pe_lloyd", pe_lloyd, Z, k, epsilon, rng, r, delta, n, before, **kw)
 
 
 def fit_private_mean(Z, k, epsilon, rng, r=1.0, n=None):
