@@ -11,8 +11,9 @@ rounded to the lattice plus γ·Z, with Z drawn from the discrete Laplace
 by Algorithm 2 of Canonne, Kamath and Steinke, "The Discrete Gaussian for Differential
 Privacy" (NeurIPS 2020). Every step is a comparison of uniform integers from the caller's
 generator, so the distribution is exact: no rounding enters it. Each sample costs a few
-integer draws on average. The discrete Laplace is compiled (numba draws from the caller's
-generator); the rarer helpers of the discrete Gaussian are vectorised with rejection masks.
+integer draws on average. The discrete Laplace and the discrete Gaussian are compiled
+(numba draws from the caller's generator), one sample at a time; the exponential
+mechanism's rarer helpers are vectorised with rejection masks.
 """
 
 from __future__ import annotations
@@ -60,26 +61,31 @@ def _bernoulli_exp_one(rng, num, den):
 
 
 @njit(cache=True)
+def _discrete_laplace_one(rng, t, s):
+    """One exact discrete Laplace sample of scale t/s (CKS Algorithm 2): U uniform below t,
+    kept with probability exp(−U/t); V the successes of Bernoulli(exp(−1)) before its first
+    failure; Y = ⌊(U + tV)/s⌋; a fair sign, with −0 rejected so that 0 is not counted
+    twice. Every step compares uniform integers drawn from the caller's generator (numba
+    draws from its bit generator, advancing it)."""
+    while True:
+        u = rng.integers(0, t)
+        if not _bernoulli_exp_one(rng, u, t):
+            continue
+        v = 0
+        while _bernoulli_exp_one(rng, 1, 1):
+            v += 1
+        y = (u + t * v) // s
+        negative = rng.integers(0, 2) == 1
+        if negative and y == 0:
+            continue
+        return -y if negative else y
+
+
+@njit(cache=True)
 def _discrete_laplace_fill(rng, t, s, out):
-    """out[i] ← exact discrete Laplace of scale t/s, one sample at a time (CKS Algorithm 2):
-    U uniform below t, kept with probability exp(−U/t); V the successes of
-    Bernoulli(exp(−1)) before its first failure; Y = ⌊(U + tV)/s⌋; a fair sign, with −0
-    rejected so that 0 is not counted twice. Every step compares uniform integers drawn from
-    the caller's generator (numba draws from its bit generator, advancing it)."""
+    """out[i] ← :func:`_discrete_laplace_one`, one sample at a time."""
     for i in range(out.size):
-        while True:
-            u = rng.integers(0, t)
-            if not _bernoulli_exp_one(rng, u, t):
-                continue
-            v = 0
-            while _bernoulli_exp_one(rng, 1, 1):
-                v += 1
-            y = (u + t * v) // s
-            negative = rng.integers(0, 2) == 1
-            if negative and y == 0:
-                continue
-            out[i] = -y if negative else y
-            break
+        out[i] = _discrete_laplace_one(rng, t, s)
 
 
 def discrete_laplace(rng: np.random.Generator, t: int, s: int, shape) -> np.ndarray:
@@ -199,28 +205,65 @@ def _bernoulli_exp_wide(rng: np.random.Generator, num: int, den: int) -> bool:
     return bool(bernoulli_exp_wide_den(rng, np.array([frac], dtype=np.int64), den)[0])
 
 
+@njit(cache=True)
+def _bernoulli_exp_below_one(rng, num, den):
+    """Bernoulli(exp(−num/den)) for integers 0 ≤ num < den ≤ 2^62, one sample: CKS
+    Algorithm 1 with each Bernoulli(γ/K) drawn as Bernoulli(num/den) and Bernoulli(1/K)
+    together (:func:`bernoulli_exp_wide_den`), so no draw bound exceeds den."""
+    if num == 0:
+        return True
+    k = 1
+    while rng.integers(0, den) < num and (k == 1 or rng.integers(0, k) == 0):
+        k += 1
+    return k % 2 == 1
+
+
+@njit(cache=True)
+def _discrete_gaussian_fill(rng, sigma2, t, out, start):
+    """out[start:] ← exact discrete Gaussian samples (CKS Algorithm 3), one at a time: a
+    discrete Laplace proposal Y of scale t kept with probability
+    exp(−(|Y|·t − σ²)²/(2σ²t²)), i.e. ⌊g²/den⌋ Bernoulli(exp(−1)) trials stopping at the
+    first failure, then Bernoulli(exp(−(g² mod den)/den)). A proposal whose gap g reaches
+    2^31 (g² would overflow int64) is handed back undecided: returns (i, Y) for the
+    caller to decide, or (−1, 0) when ``out`` is full."""
+    den = 2 * sigma2 * t * t
+    for i in range(start, out.size):
+        while True:
+            y = _discrete_laplace_one(rng, t, 1)
+            gap = abs(y) * t - sigma2
+            if abs(gap) >= 2**31:
+                return i, y
+            square = gap * gap
+            whole = square // den
+            keep = True
+            while whole > 0 and keep:
+                keep = _bernoulli_exp_one(rng, 1, 1)
+                whole -= 1
+            if keep and _bernoulli_exp_below_one(rng, square % den, den):
+                out[i] = y
+                break
+    return -1, 0
+
+
 def discrete_gaussian(rng: np.random.Generator, sigma2: int, shape) -> np.ndarray:
     """int64 array of ``shape``: exact samples of the discrete Gaussian
     P(Z = z) ∝ exp(−z²/(2σ²)) for an integer variance parameter σ² ≤ :data:`MAX_VARIANCE`
     (CKS Algorithm 3: a discrete Laplace proposal of scale t = ⌊σ⌋ + 1, kept with
-    probability exp(−(|Y| − σ²/t)²/(2σ²)), decided by integer comparisons; proposals in
-    the far tail, whose squared gap exceeds int64, are decided with Python integers)."""
+    probability exp(−(|Y| − σ²/t)²/(2σ²)), decided by integer comparisons). Compiled, one
+    sample at a time; a proposal in the far tail, whose squared gap exceeds int64, is
+    decided here with Python integers and the fill resumes (rejected: the same sample is
+    drawn again)."""
     sigma2 = int(sigma2)
     if not 0 < sigma2 <= MAX_VARIANCE:
         raise ValueError(f"discrete Gaussian needs 0 < sigma^2 <= 2^30, got {sigma2}")
     t = math.isqrt(sigma2) + 1
-    size = int(np.prod(shape, dtype=np.int64))
-    out = np.empty(size, dtype=np.int64)
-    pending = np.arange(size)
+    out = np.empty(int(np.prod(shape, dtype=np.int64)), dtype=np.int64)
     den = 2 * sigma2 * t * t
-    while pending.size:
-        y = discrete_laplace(rng, t, 1, pending.size)
-        gap = np.abs(y) * t - sigma2  # (|Y| − σ²/t)·t, exact in int64
-        small = np.abs(gap) < 2**31
-        keep = np.zeros(y.shape, dtype=bool)
-        keep[small] = bernoulli_exp_rational(rng, gap[small] * gap[small], den)
-        for i in np.flatnonzero(~small):
-            keep[i] = _bernoulli_exp_wide(rng, int(gap[i]) ** 2, den)
-        out[pending[keep]] = y[keep]
-        pending = pending[~keep]
-    return out.reshape(shape)
+    start = 0
+    while True:
+        start, y = _discrete_gaussian_fill(rng, np.int64(sigma2), np.int64(t), out, start)
+        if start < 0:
+            return out.reshape(shape)
+        if _bernoulli_exp_wide(rng, (abs(int(y)) * t - sigma2) ** 2, den):
+            out[start] = y
+            start += 1
