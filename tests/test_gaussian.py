@@ -98,7 +98,6 @@ def test_discrete_gaussian_has_its_pmf(sigma2):
         assert abs((z == v).mean() - p) <= 5 * math.sqrt(p * (1 - p) / n), v
 
 
-
 @pytest.mark.statistical
 def test_discrete_gaussian_at_its_largest_variance_has_its_tails():
     """σ² = 2^30: about one proposal in twenty has a squared gap beyond int64 and is
@@ -111,6 +110,7 @@ def test_discrete_gaussian_at_its_largest_variance_has_its_tails():
     assert abs(z.var() / sigma2 - 1) <= 5 * math.sqrt(2 / n)
     p = math.erfc(3 / math.sqrt(2))
     assert abs((np.abs(z) > 3 * math.sqrt(sigma2)).mean() - p) <= 5 * math.sqrt(p * (1 - p) / n)
+
 
 def _blobs(d=16, n=4000, seed=0):
     rng = np.random.default_rng(seed)
