@@ -1,11 +1,12 @@
 #!/usr/bin/env python
-"""Benchmark: the exact lattice Laplace against numpy's floating-point Laplace, in the same
-process, on the noise alone and on whole DPLloyd workloads.
+"""Benchmark: the exact lattice Laplace and Gaussian against numpy's floating-point
+Laplace and normal, in the same process, on the noise alone and on whole fits.
 
-The reference is the previous mechanism, restored here for timing only: noise from
-``rng.laplace(0, Δ/ε)`` added to the raw answer, and records not put on the lattice. The
-lattice version is what dpcluster runs (docs/privacy.md, "The sampler"). Each row is the
-best of ``--repeats`` timings; the ratio is lattice / reference (below 2 is the target).
+The reference is the floating-point mechanism, restored here for timing only: noise from
+``rng.laplace(0, Δ/ε)`` or ``rng.normal(0, σ)`` added to the raw answer, and records not
+put on the lattice. The lattice version is what dpcluster runs (docs/privacy.md, "The
+sampler"). Each row is the best of ``--repeats`` timings; the ratio is lattice /
+reference (below 2 is the target for whole fits).
 
     python scripts/bench_sampler.py [--repeats 3]
 """
@@ -27,7 +28,7 @@ import importlib  # noqa: E402
 from dpcluster import DPKMeans  # noqa: E402
 from dpcluster.algorithms import checks  # noqa: E402
 from dpcluster.algorithms.dplloyd import dplloyd_batch  # noqa: E402
-from dpcluster.privacy import mechanisms  # noqa: E402
+from dpcluster.privacy import gaussian, mechanisms  # noqa: E402
 
 dplloyd = importlib.import_module("dpcluster.algorithms.dplloyd")
 
@@ -35,15 +36,18 @@ dplloyd = importlib.import_module("dpcluster.algorithms.dplloyd")
 @contextlib.contextmanager
 def continuous_laplace():
     """The mechanism as it was: continuous noise on raw answers, raw records."""
-    mech = mechanisms.LaplaceMechanism
-    saved = (mech.noise, mech.add, checks.snap_records, dplloyd.snap_records)
+    mech, gauss = mechanisms.LaplaceMechanism, gaussian.GaussianMechanism
+    saved = (mech.noise, mech.add, gauss.noise, gauss.add)
+    saved_snaps = (checks.snap_records, dplloyd.snap_records)
     mech.noise = lambda self, rng, shape: rng.laplace(0.0, self.sensitivity / self.epsilon, shape)
-    mech.add = lambda self, answer, noise: np.asarray(answer, dtype=np.float64) + noise
+    gauss.noise = lambda self, rng, shape: rng.normal(0.0, self.sigma, shape)
+    mech.add = gauss.add = lambda self, answer, noise: np.asarray(answer, dtype=np.float64) + noise
     checks.snap_records = dplloyd.snap_records = lambda X: np.asarray(X, dtype=np.float64)
     try:
         yield
     finally:
-        mech.noise, mech.add, checks.snap_records, dplloyd.snap_records = saved
+        mech.noise, mech.add, gauss.noise, gauss.add = saved
+        checks.snap_records, dplloyd.snap_records = saved_snaps
 
 
 def best(fn, repeats: int) -> float:
@@ -66,8 +70,14 @@ def workloads():
         for i in range(len(inits))
     ]
     mech = mechanisms.LaplaceMechanism(0.5, 3.0, coordinates=2)
+    gauss = gaussian.GaussianMechanism(0.01, 1.0, 1, 1e-6)
+    iris_like = rng.uniform(-0.5, 0.5, (150, 4))
     return {
         "noise: 10^6 draws": lambda: mech.noise(np.random.default_rng(3), 1_000_000),
+        "Gaussian noise: 10^6 draws": lambda: gauss.noise(np.random.default_rng(3), 1_000_000),
+        "DPKMeans auto with delta, 150 x 4, k = 3, eps = 4 (PE-Lloyd)": lambda: DPKMeans(
+            3, 4.0, delta=1e-3, radius=1, random_state=0
+        ).fit(iris_like),
         "Figure-1 DPLloyd cell (3,000 runs, N = 5,000, k = 15, t = 5)": lambda: dplloyd_batch(
             s1_like, inits, 1.0, streams, iterations=5
         ),
@@ -92,7 +102,7 @@ def main(argv=None) -> None:
             fn()
             reference = best(fn, args.repeats)
         rows.append((name, lattice, reference))
-    print("| workload | lattice (s) | numpy Laplace (s) | ratio |")
+    print("| workload | lattice (s) | numpy Laplace / normal (s) | ratio |")
     print("|---|---|---|---|")
     for name, lattice, reference in rows:
         print(f"| {name} | {lattice:.4f} | {reference:.4f} | {lattice / reference:.2f} |")
