@@ -14,6 +14,7 @@ from dpcluster.algorithms import pe_lloyd as PL
 from dpcluster.algorithms import pe_means as PE
 from dpcluster.algorithms import refine as RF
 from dpcluster.algorithms.methods import fit_pe_lloyd, fit_pe_means
+from dpcluster.algorithms.shrinkage import noise_variance
 from dpcluster.kernels import labels, nearest
 from dpcluster.kernels.weighted import kmeanspp, lloyd
 from dpcluster.privacy import Ledger, observe
@@ -40,8 +41,9 @@ def test_the_ledger_books_at_most_epsilon_and_delta_and_every_generation(method,
     assert res.ledger.total_epsilon <= epsilon and res.ledger.total_delta <= delta
     assert any(e.rho for e in res.ledger.entries) == bool(delta)
     if method == "pe_lloyd":
-        steps = PL.STEPS_GAUSSIAN if delta else PL.STEPS
-        assert purposes.count("clipped displacement sums (refinement)") == steps
+        base = PL.STEPS_GAUSSIAN if delta else PL.STEPS
+        assert base <= res.info["steps"] <= max(base, PL.MAX_FREE_STEPS)
+        assert purposes.count("clipped displacement sums (refinement)") == res.info["steps"]
 
 
 @pytest.mark.parametrize("method", sorted(FITS))
@@ -149,7 +151,7 @@ def test_it_finds_clear_blobs(method):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("k", "d"), [(2, 2), (5, 5), (16, 5), (5, 16), (16, 64)])
+@pytest.mark.parametrize(("k", "d"), [(2, 2), (16, 2), (5, 5), (16, 5), (5, 16), (16, 64)])
 def test_at_huge_epsilon_auto_is_k_means(k, d):
     """ε → ∞ means k-means quality: at ε = 10⁶ auto (which runs PE-Lloyd there) is within
     5 % of KMeans(n_init=10) in at least 9 of 10 seeds on clear blobs."""
@@ -177,6 +179,25 @@ def test_at_huge_epsilon_improved_dplloyd_is_k_means(k, d):
         km = DPKMeans(k, epsilon=1e6, bounds=box, method="dplloyd_improved", random_state=seed)
         good += km.fit(X).inertia_ <= 1.05 * ref
     assert good >= 9
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_free_steps_come_only_where_a_steps_noise_is_negligible(delta):
+    """One step (two with Gaussian noise) at a common budget; up to MAX_FREE_STEPS where
+    an average cluster's step errs by at most NEGLIGIBLE_STEP_NOISE·τ; never fewer steps
+    for more records or more budget; and the bound holds at the steps chosen."""
+    base = PL.STEPS_GAUSSIAN if delta else PL.STEPS
+    budget = 0.2 if delta else 0.45  # ρ or ε: a fit at ε = 1
+    assert PL.free_steps(base, budget, delta, 3000.0, 8, 5, 0.3, 10.0) == base
+    assert PL.free_steps(base, 1e5, delta, 3000.0, 8, 5, 0.3, 10.0) == PL.MAX_FREE_STEPS
+    counts = [1e3, 1e4, 1e5, 1e6, 1e7]
+    chosen = [PL.free_steps(base, budget, delta, n, 8, 5, 0.3, 10.0) for n in counts]
+    assert chosen == sorted(chosen) and chosen[0] == base and chosen[-1] > base
+    for n, steps in zip(counts, chosen):
+        if steps > base:
+            _, sums = RF.step_mechanisms(budget, delta, steps, 5, 0.3, 10.0)[0]
+            error = np.sqrt(5 * noise_variance(sums)) / (n / 8)
+            assert error <= PL.NEGLIGIBLE_STEP_NOISE * 0.3
 
 
 def test_the_mutation_gap_reads_no_record_and_the_scale_falls_to_pe_means():

@@ -13,8 +13,10 @@ Lloyd steps over clipped displacements).
    (:data:`BETWEEN_STARTS_GAUSSIAN` − 1 between generations with Gaussian votes).
 3. **Placement** (:mod:`.refine`): τ near the 90th percentile of the records' distances to
    the k parents, then :data:`STEPS` (δ = 0) or :data:`STEPS_GAUSSIAN` (δ > 0) Lloyd
-   steps on displacements clipped to τ, whose
-   noise scales with τ rather than with the domain.
+   steps on displacements clipped to τ, whose noise scales with τ rather than with the
+   domain; up to :data:`MAX_FREE_STEPS` where an average cluster's step errs by at most
+   :data:`NEGLIGIBLE_STEP_NOISE`·τ (:func:`free_steps`), so that as ε → ∞ the steps
+   converge as Lloyd's do.
 
 Privacy argument. Neighbouring relation: add/remove one record of the public domain. Ñ is
 one Laplace count (sensitivity 1). Each generation's candidates and families are public
@@ -49,6 +51,7 @@ from .pe_means import (
     vote_mechanisms,
     weighted_selection,
 )
+from .shrinkage import noise_variance
 
 #: the most candidates per generation
 POPULATION = 1024
@@ -63,6 +66,13 @@ SEARCH_SHARE = 0.5
 #: Laplace step's noise grows as the number of steps, a Gaussian one's as its root, and
 #: on both batteries one Laplace step and two Gaussian ones did best (docs/decisions.md)
 STEPS, STEPS_GAUSSIAN = 1, 2
+#: at most this many clipped steps where their noise is negligible: as ε → ∞ the steps
+#: are Lloyd's, and one step from the search's parents left 16 blobs in 2-D at ε = 10⁶
+#: above 1.05 times k-means' cost in 3 of 30 seeds, eight steps in 1 (docs/decisions.md)
+MAX_FREE_STEPS = 8
+#: a step's noise is negligible when an average cluster's (Ñ/k records) noisy mean
+#: displacement errs by at most this fraction of τ (its root-mean-square length)
+NEGLIGIBLE_STEP_NOISE = 0.01
 #: weighted k-means starts of the last selection (the first from the last parents)
 N_INIT = 10
 #: the starts of the selections between generations with Gaussian votes (δ > 0), at most
@@ -99,6 +109,24 @@ def search_generations(epsilon: float, d: int, delta: float) -> int:
     if not delta > 0:
         t /= 2
     return int(min(max(t, 1), MAX_SEARCH))
+
+
+def free_steps(
+    base: int, budget: float, delta: float, count: float, k: int, d: int, tau, l1_diameter
+) -> int:
+    """The clipped steps: ``base``, raised to the most s ≤ :data:`MAX_FREE_STEPS` at which
+    one step's noise on an average cluster's mean displacement (Ñ/k records; √(d·σ²)/(Ñ/k)
+    from the sums' per-coordinate noise variance σ² when ``budget``, the steps' ε or ρ, is
+    split s ways) is at most :data:`NEGLIGIBLE_STEP_NOISE`·τ. Public: Ñ, k, d, the budget
+    and the released τ."""
+    steps = base
+    for s in range(base + 1, MAX_FREE_STEPS + 1):
+        _, sums = refine.step_mechanisms(budget, delta, s, d, tau, l1_diameter)[0]
+        error = math.sqrt(d * noise_variance(sums)) / (max(count, 1.0) / k)
+        if error > NEGLIGIBLE_STEP_NOISE * tau:
+            break
+        steps = s
+    return steps
 
 
 def public_gap(domain: Domain, candidates: np.ndarray, rng: np.random.Generator) -> float:
@@ -264,9 +292,11 @@ def pe_lloyd(
     centres (k, d). ``count``: Ñ, already released, its ε among ``before`` (the pure ε's
     the caller booked that (ε, δ) covers). ``generations``: the search's T (0:
     :func:`search_generations`). ``steps``: the clipped steps (0: :data:`STEPS` or
-    :data:`STEPS_GAUSSIAN`). ``shrink``: each step's mean displacement is shrunk toward zero
+    :data:`STEPS_GAUSSIAN`, raised by :func:`free_steps` where their noise is negligible).
+    ``shrink``: each step's mean displacement is shrunk toward zero
     (:func:`~.refine.shrink_steps`, post-processing). ``mutation_start``: the search's
-    first mutation over the public gap (:data:`MUTATION_START`). Info: generations, tau."""
+    first mutation over the public gap (:data:`MUTATION_START`). Info: generations, tau,
+    mutants, steps."""
     X = checks.points(X, r)
     d = X.shape[1]  # the record count is never read: sizes come from Ñ
     r_vec = np.broadcast_to(np.asarray(r, dtype=np.float64), (d,)).copy()
@@ -297,12 +327,14 @@ def pe_lloyd(
     )
     tau = refine.release_tau(X, parents, eps_tau, tau_rng, ledger, domain.l2_radius, announce)
     l1_diameter = 2.0 * checks.ball_extent(d, r_vec, ball)
-    steps = int(steps) or (STEPS_GAUSSIAN if delta > 0 else STEPS)
+    if not int(steps):
+        base = STEPS_GAUSSIAN if delta > 0 else STEPS
+        steps = free_steps(base, step_budget, delta, count, k, d, tau, l1_diameter)
     mechs = refine.step_mechanisms(step_budget, delta, steps, d, tau, l1_diameter)
     C = refine.refine(
         X, parents, mechs, step_rng, ledger, tau, domain.project, announce, shrink=shrink
     )
-    info = {"generations": len(votes_mechs), "tau": tau, "mutants": L}
+    info = {"generations": len(votes_mechs), "tau": tau, "mutants": L, "steps": len(mechs)}
     return DPResult(np.clip(C, -r_vec, r_vec), ledger, T, info)
 
 
