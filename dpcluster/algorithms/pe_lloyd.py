@@ -23,9 +23,9 @@ one Laplace count (sensitivity 1). Each generation's candidates and families are
 (functions of earlier releases and public randomness), and every record adds 1 to exactly
 one bin of the vote histogram: L1 and L2 sensitivity 1, one entry. τ and the steps are
 argued in :mod:`.refine`. With δ > 0 the votes and steps are Gaussian, ρ the largest that
-composes with the pure releases (Ñ, τ) to (ε, δ) by Rényi DP, :data:`SEARCH_SHARE` of it
-to the search; with δ = 0 they are Laplace, splitting what Ñ and τ leave of ε the same
-way. Every release is booked whether or not a later step needs it.
+composes with the pure releases (Ñ, τ) to (ε, δ) by Rényi DP, :data:`SEARCH_SHARE_GAUSSIAN`
+of it to the search; with δ = 0 they are Laplace, :data:`SEARCH_SHARE` of what Ñ and τ
+leave of ε to the search. Every release is booked whether or not a later step needs it.
 """
 
 from __future__ import annotations
@@ -60,8 +60,10 @@ POPULATION = 1024
 MAX_MUTANTS = 64
 #: the most search generations
 MAX_SEARCH = 64
-#: the search's share of the Gaussian ρ (δ > 0) or of the votes' and steps' ε (δ = 0)
-SEARCH_SHARE = 0.5
+#: the search's share of the votes' and steps' ε (δ = 0) and of the Gaussian ρ (δ > 0):
+#: with Laplace votes 0.4 did best on both hash halves of the three batteries' PE-Lloyd
+#: cells, each calibrating the other (docs/decisions.md)
+SEARCH_SHARE, SEARCH_SHARE_GAUSSIAN = 0.4, 0.5
 #: clipped Lloyd steps after the search, with δ = 0 (Laplace) and δ > 0 (Gaussian): a
 #: Laplace step's noise grows as the number of steps, a Gaussian one's as its root, and
 #: on both batteries one Laplace step and two Gaussian ones did best (docs/decisions.md)
@@ -307,7 +309,8 @@ def pe_lloyd(
     share = refine.TAU_SHARE_GAUSSIAN if delta > 0 else refine.TAU_SHARE
     eps_tau = share * (epsilon - math.fsum(before))
     pure = (*before, eps_tau)
-    votes_mechs, step_budget = vote_mechanisms(epsilon, delta, pure, T, SEARCH_SHARE)
+    search_share = SEARCH_SHARE_GAUSSIAN if delta > 0 else SEARCH_SHARE
+    votes_mechs, step_budget = vote_mechanisms(epsilon, delta, pure, T, search_share)
     *search_rngs, tau_rng, step_rng = rng.spawn(6)
     ledger = Ledger(delta=delta)
     parents, L = search(
