@@ -97,7 +97,8 @@ _PE_LLOYD_PARAMS = {
     "steps": Param(
         0,
         int,
-        "clipped Lloyd steps after the search (0: 1 with delta = 0, 2 with delta > 0)",
+        "clipped Lloyd steps after the search (0: 1 with delta = 0, 2 with delta > 0, "
+        "up to 8 where their noise is negligible)",
         minimum=0,
         maximum=20,
         maximum_reason="each step takes a share of the budget",
