@@ -182,6 +182,19 @@ def test_at_huge_epsilon_improved_dplloyd_is_k_means(k, d):
 
 
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_free_steps_are_booked_within_epsilon_and_delta(delta):
+    """Where the free steps come (a large budget), every one is booked and the ledger
+    still ends at most at (ε, δ)."""
+    X, _ = _blobs(n=100)
+    epsilon = 1e4
+    res = fit_pe_lloyd(X, 4, epsilon, np.random.default_rng(5), delta=delta, ball=1.0, n_init=1)
+    purposes = [e.purpose for e in res.ledger.entries]
+    assert res.info["steps"] > (PL.STEPS_GAUSSIAN if delta else PL.STEPS)
+    assert purposes.count("clipped displacement sums (refinement)") == res.info["steps"]
+    assert res.ledger.total_epsilon <= epsilon and res.ledger.total_delta <= delta
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
 def test_free_steps_come_only_where_a_steps_noise_is_negligible(delta):
     """One step (two with Gaussian noise) at a common budget; up to MAX_FREE_STEPS where
     an average cluster's step errs by at most NEGLIGIBLE_STEP_NOISE·τ; never fewer steps
